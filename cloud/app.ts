@@ -1,0 +1,132 @@
+// Assembles the cloud: the Express 5 application with every route group, and the node:http listener
+// that puts the OTA fast path in front of it.
+import express, { type Request } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { adminRoutes } from './admin/routes.ts';
+import { appconfigRoutes } from './appconfig/routes.ts';
+import { AppConfigService } from './appconfig/service.ts';
+import { DeviceAuthenticator } from './auth/device-signature.ts';
+import { createTokenVerifier, requireSuperUser, type TokenVerifier } from './auth/jwt.ts';
+import { backupRoutes } from './backup/routes.ts';
+import type { CloudConfig } from './config.ts';
+import { ApiError } from './errors.ts';
+import type { CloudFunction } from './functions.ts';
+import { healthRoutes } from './health.ts';
+import { errorMiddleware, renderError, sendJson } from './http.ts';
+import { JSON_BODY_LIMIT } from './json-body.ts';
+import { jsonLineSink, LogLevels, LogRegistry, prettySink, type FunctionLogger, type LogSink } from './logging.ts';
+import { openApiDocument } from './openapi.ts';
+import { otaFastPath, otaRoutes } from './ota/routes.ts';
+import { OtaService } from './ota/service.ts';
+import type { CloudStore } from './store/types.ts';
+import { PACKAGE_VERSION } from './version.ts';
+
+export interface CloudDeps {
+  config: CloudConfig;
+  store: CloudStore;
+  /** Where structured logs go; stdout JSON lines by default. */
+  sink?: LogSink;
+  now?: () => number;
+  /** Replace the JWT verifier (tests of the JWKS mode use their own). */
+  verifyToken?: TokenVerifier;
+}
+
+export interface Cloud {
+  app: express.Express;
+  /** The request listener to give to http.createServer: OTA fast path, then Express. */
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
+  ota: OtaService;
+  levels: LogLevels;
+  logs: LogRegistry;
+  /** Loads the deployed log levels and starts refreshing them. */
+  start(): Promise<void>;
+  stop(): void;
+}
+
+/** Which cloud function a request belongs to, by its first path segment. */
+export function functionForPath(path: string): CloudFunction | undefined {
+  if (path.startsWith('/ota/')) return 'svc-func-ota';
+  if (path.startsWith('/devices/')) return 'svc-func-backup';
+  if (path === '/appconfig' || path.startsWith('/appconfig/')) return 'svc-func-appconfig';
+  if (path === '/admin' || path.startsWith('/admin/')) return 'svc-func-admin';
+  if (path === '/health') return 'svc-func-health';
+  return undefined;
+}
+
+export function createCloud(deps: CloudDeps): Cloud {
+  const { config, store } = deps;
+  const now = deps.now ?? Date.now;
+  const sink = deps.sink ?? (config.logFormat === 'pretty' ? prettySink() : jsonLineSink());
+  const levels = new LogLevels(store);
+  const logs = new LogRegistry(levels, sink, now);
+  const log = (fn: CloudFunction) => logs.logger(fn);
+  const logFor = (req: Request): FunctionLogger | undefined => {
+    const fn = functionForPath(req.path);
+    return fn ? log(fn) : undefined;
+  };
+
+  const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now);
+  const auth = new DeviceAuthenticator(store, config.signatureWindowSeconds, now);
+  const superUser = requireSuperUser(deps.verifyToken ?? createTokenVerifier(config.jwt));
+  const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now);
+  const startedAtMs = Date.now();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  // Per-request DEBUG line, for the function the request belongs to (only when DEBUG is on).
+  app.use((req, res, next) => {
+    const logger = logFor(req);
+    if (logger?.enabled('DEBUG')) {
+      const t0 = process.hrtime.bigint();
+      res.on('finish', () => {
+        logger.debug('request', {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          duration_ms: Number(process.hrtime.bigint() - t0) / 1e6,
+        });
+      });
+    }
+    next();
+  });
+
+  app.use(['/admin', '/appconfig'], express.json({ limit: JSON_BODY_LIMIT, type: 'application/json' }));
+  app.use(healthRoutes(store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION));
+  app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
+  app.use(otaRoutes(ota));
+  app.use(backupRoutes({ store, auth, log: log('svc-func-backup'), now }));
+  app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
+  app.use(adminRoutes({ store, ota, superUser, log: log('svc-func-admin'), now }));
+  app.use((req, _res, next) => next(new ApiError('route_not_found', { method: req.method, path: req.path.slice(0, 256) })));
+  app.use(errorMiddleware(logFor));
+
+  const fast = otaFastPath(ota, log('svc-func-ota'));
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      if (fast(req, res)) return;
+    } catch (err) {
+      renderError(res, err, log('svc-func-ota'));
+      return;
+    }
+    app(req, res);
+  };
+
+  return {
+    app,
+    listener,
+    ota,
+    levels,
+    logs,
+    async start() {
+      await levels.refresh();
+      levels.start(config.appconfigRefreshMs, (err) =>
+        log('svc-func-appconfig').error('log level refresh failed', { error: err instanceof Error ? err.message : String(err) }),
+      );
+    },
+    stop() {
+      levels.stop();
+    },
+  };
+}

@@ -1,0 +1,14 @@
+// FFCE v1 framing as the cloud sees it (DESIGN.md section 3): ASCII "FFCE" | 12-byte IV | AES-256-GCM
+// ciphertext | 16-byte tag. The cloud cannot decrypt; it checks the magic and the minimum length.
+
+/** 512 KB (spec 8): the largest blob the cloud accepts. */
+export const MAX_BACKUP_BYTES = 524_288;
+export const FFCE_MAGIC = Buffer.from('FFCE', 'ascii'); // 46 46 43 45
+export const FFCE_IV_BYTES = 12;
+export const FFCE_TAG_BYTES = 16;
+/** Magic + IV + tag: an empty plaintext still makes a 32-byte blob. */
+export const FFCE_MIN_BYTES = FFCE_MAGIC.length + FFCE_IV_BYTES + FFCE_TAG_BYTES;
+
+export function isFfceBlob(blob: Buffer): boolean {
+  return blob.length >= FFCE_MIN_BYTES && blob.length <= MAX_BACKUP_BYTES && blob.subarray(0, 4).equals(FFCE_MAGIC);
+}

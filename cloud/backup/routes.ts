@@ -1,0 +1,118 @@
+// Encrypted device backups (spec 2.2, 4.1, 5.1, 7): POST, GET and DELETE /devices/{uuid}/backup, all
+// authenticated by the device signature headers. The cloud never sees plaintext: it checks the FFCE
+// framing, stores the blob with its plaintext ETag as metadata, and records last_backup_date.
+import { Router, type Request, type Response } from 'express';
+import { DeviceAuthenticator, DEVICE_UUID, parseSignedHeaders } from '../auth/device-signature.ts';
+import { ApiError } from '../errors.ts';
+import { BodyTooLargeError, readBodyLimited, route, sendJson } from '../http.ts';
+import type { FunctionLogger } from '../logging.ts';
+import type { CloudStore } from '../store/types.ts';
+import { isFfceBlob, MAX_BACKUP_BYTES, FFCE_MIN_BYTES } from './ffce.ts';
+import { formatEtag, parseEtag, parseIfNoneMatch } from './etag.ts';
+
+export interface BackupRoutesDeps {
+  store: CloudStore;
+  auth: DeviceAuthenticator;
+  log: FunctionLogger;
+  now: () => number;
+}
+
+function pathUuid(req: Request): string {
+  const uuid = req.params.uuid as string;
+  if (!DEVICE_UUID.test(uuid)) throw new ApiError('invalid_uuid');
+  return uuid;
+}
+
+export function backupRoutes({ store, auth, log, now }: BackupRoutesDeps): Router {
+  const router = Router();
+
+  router.post(
+    '/devices/:uuid/backup',
+    route(async (req, res) => {
+      const uuid = pathUuid(req);
+      const signed = parseSignedHeaders(req.headers, uuid);
+      const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (contentType !== 'application/octet-stream') {
+        throw new ApiError('invalid_content_type', { content_type: req.headers['content-type'] ?? null });
+      }
+      const etagHeader = req.headers.etag;
+      const etag = etagHeader === undefined ? null : parseEtag(etagHeader, 'etag');
+      const ifNoneMatch = req.headers['if-none-match'] === undefined ? null : parseIfNoneMatch(req.headers['if-none-match'], 'if-none-match');
+      // Size limit before any work: a declared length over the limit is refused before authentication.
+      const declared = req.headers['content-length'];
+      if (declared !== undefined && Number(declared) > MAX_BACKUP_BYTES) {
+        throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: Number(declared) });
+      }
+      await auth.authenticate(signed);
+      let blob: Buffer;
+      try {
+        blob = await readBodyLimited(req, MAX_BACKUP_BYTES);
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES });
+        throw err;
+      }
+      if (!isFfceBlob(blob)) {
+        throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
+      }
+      // spec 4.1: If-None-Match is evaluated only when ETag is present too; equal to the stored ETag
+      // means 304 and nothing is written.
+      if (etag !== null && ifNoneMatch !== null) {
+        const stored = await store.getBackupMeta(uuid);
+        if (stored?.etag && (ifNoneMatch === '*' || ifNoneMatch.includes(stored.etag))) {
+          log.debug('backup unchanged', { uuid, etag: stored.etag });
+          res.setHeader('etag', formatEtag(stored.etag));
+          res.status(304).end();
+          return;
+        }
+      }
+      const at = new Date(now()).toISOString();
+      const meta = await store.putBackup(uuid, blob, etag, at);
+      log.info('backup stored', { uuid, size: blob.length, etag });
+      if (etag) res.setHeader('etag', formatEtag(etag));
+      sendJson(res, 200, { message: 'Backup stored', last_backup_date: meta.lastBackupDate });
+    }),
+  );
+
+  router.get(
+    '/devices/:uuid/backup',
+    route(async (req, res) => {
+      const uuid = pathUuid(req);
+      const signed = parseSignedHeaders(req.headers, uuid);
+      const ifNoneMatch = req.headers['if-none-match'] === undefined ? null : parseIfNoneMatch(req.headers['if-none-match'], 'if-none-match');
+      await auth.authenticate(signed);
+      const meta = await store.getBackupMeta(uuid);
+      if (!meta) throw new ApiError('backup_not_found');
+      setBackupHeaders(res, meta.etag, meta.lastBackupDate);
+      if (meta.etag && ifNoneMatch !== null && (ifNoneMatch === '*' || ifNoneMatch.includes(meta.etag))) {
+        res.status(304).end();
+        return;
+      }
+      const backup = await store.getBackup(uuid);
+      if (!backup) throw new ApiError('backup_not_found');
+      log.info('backup retrieved', { uuid, size: backup.size });
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': backup.blob.length });
+      res.end(backup.blob);
+    }),
+  );
+
+  router.delete(
+    '/devices/:uuid/backup',
+    route(async (req, res) => {
+      const uuid = pathUuid(req);
+      const signed = parseSignedHeaders(req.headers, uuid);
+      await auth.authenticate(signed);
+      if (!(await store.deleteBackup(uuid))) throw new ApiError('backup_not_found');
+      log.info('backup deleted', { uuid });
+      res.status(204).end();
+    }),
+  );
+
+  return router;
+}
+
+function setBackupHeaders(res: Response, etag: string | null, lastBackupDate: string): void {
+  if (etag) res.setHeader('etag', formatEtag(etag));
+  res.setHeader('last-modified', new Date(lastBackupDate).toUTCString());
+  res.setHeader('x-last-backup-date', lastBackupDate);
+  res.setHeader('cache-control', 'no-store');
+}

@@ -1,0 +1,22 @@
+// One async factory picks the store from DATABASE_URL and imports it lazily.
+import type { CloudStore } from './types.ts';
+
+export type { CloudStore } from './types.ts';
+
+export class UnsupportedDatabaseError extends Error {
+  override name = 'UnsupportedDatabaseError';
+}
+
+export async function openStore(databaseUrl: string): Promise<CloudStore> {
+  if (/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    //@@ The PostgreSQL store is the next store to write (docs/storage.md); the interface is ready for it.
+    throw new UnsupportedDatabaseError(
+      `DATABASE_URL names PostgreSQL, which this version does not support yet; use a SQLite path or sqlite: URL`,
+    );
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl) && !databaseUrl.startsWith('sqlite:')) {
+    throw new UnsupportedDatabaseError(`DATABASE_URL has an unknown scheme: ${JSON.stringify(databaseUrl)}`);
+  }
+  const { SqliteStore, sqlitePathFromUrl } = await import('./sqlite.ts');
+  return new SqliteStore(sqlitePathFromUrl(databaseUrl));
+}

@@ -1,0 +1,387 @@
+// The embedded default store: SQLite through better-sqlite3, WAL journal, numbered schema migrations.
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type {
+  BackupMeta,
+  CloudStore,
+  ConfigVersion,
+  DeleteConfigResult,
+  DeployResult,
+  Deployment,
+  DeviceRecord,
+  FirmwareRelease,
+  FunctionConfigState,
+  ReleaseTrack,
+  StoredBackup,
+} from './types.ts';
+
+/** Each entry runs once, in order, inside a transaction; `PRAGMA user_version` records how far. */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE firmware_releases (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     version TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('RELEASED', 'REVOKED')),
+     released_at TEXT NOT NULL,
+     revoked_at TEXT,
+     url TEXT,
+     size INTEGER,
+     sha256 TEXT,
+     PRIMARY KEY (class, product_hex, application, version)
+   ) WITHOUT ROWID;
+   CREATE TABLE devices (
+     uuid TEXT PRIMARY KEY,
+     public_key_pem TEXT NOT NULL,
+     enrolled_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE device_nonces (
+     uuid TEXT NOT NULL,
+     nonce TEXT NOT NULL,
+     expires_at_ms INTEGER NOT NULL,
+     PRIMARY KEY (uuid, nonce)
+   ) WITHOUT ROWID;
+   CREATE INDEX device_nonces_expiry ON device_nonces (expires_at_ms);
+   CREATE TABLE backups (
+     uuid TEXT PRIMARY KEY,
+     blob BLOB NOT NULL,
+     etag TEXT,
+     size INTEGER NOT NULL,
+     last_backup_date TEXT NOT NULL
+   );
+   CREATE TABLE appconfig_versions (
+     function_name TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     configuration TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (function_name, version)
+   ) WITHOUT ROWID;
+   CREATE TABLE appconfig_deployments (
+     function_name TEXT PRIMARY KEY,
+     version INTEGER NOT NULL,
+     configuration TEXT NOT NULL,
+     started_at_ms INTEGER NOT NULL,
+     ends_at_ms INTEGER NOT NULL
+   );`,
+];
+
+/** How many nonce inserts between two purges of expired nonces. */
+const NONCE_PURGE_EVERY = 256;
+
+interface ReleaseRow {
+  class: string;
+  product_hex: string;
+  application: string;
+  version: string;
+  status: 'RELEASED' | 'REVOKED';
+  released_at: string;
+  revoked_at: string | null;
+  url: string | null;
+  size: number | null;
+  sha256: string | null;
+}
+
+interface DeploymentRow {
+  function_name: string;
+  version: number;
+  configuration: string;
+  started_at_ms: number;
+  ends_at_ms: number;
+}
+
+function releaseFromRow(r: ReleaseRow): FirmwareRelease {
+  const out: FirmwareRelease = {
+    class: r.class,
+    productHex: r.product_hex,
+    application: r.application,
+    version: r.version,
+    status: r.status,
+    releasedAt: r.released_at,
+  };
+  if (r.revoked_at !== null) out.revokedAt = r.revoked_at;
+  if (r.url !== null) out.url = r.url;
+  if (r.size !== null) out.size = r.size;
+  if (r.sha256 !== null) out.sha256 = r.sha256;
+  return out;
+}
+
+function deploymentFromRow(r: DeploymentRow): Deployment {
+  return {
+    version: r.version,
+    configuration: JSON.parse(r.configuration) as Record<string, unknown>,
+    startedAt: new Date(r.started_at_ms).toISOString(),
+    endsAt: new Date(r.ends_at_ms).toISOString(),
+  };
+}
+
+/** `sqlite:path`, `sqlite::memory:`, `:memory:` or a plain file path. */
+export function sqlitePathFromUrl(url: string): string {
+  if (url.startsWith('sqlite://')) return url.slice('sqlite://'.length);
+  if (url.startsWith('sqlite:')) return url.slice('sqlite:'.length);
+  return url;
+}
+
+export class SqliteStore implements CloudStore {
+  readonly kind = 'sqlite' as const;
+  private readonly db: Database.Database;
+  private noncesSincePurge = 0;
+  private readonly stmts;
+
+  constructor(path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+    this.migrate();
+    const db = this.db;
+    this.stmts = {
+      listReleases: db.prepare<[string, string, string], ReleaseRow>(
+        `SELECT * FROM firmware_releases WHERE class = ? AND product_hex = ? AND application = ? ORDER BY version`,
+      ),
+      getRelease: db.prepare<[string, string, string, string], ReleaseRow>(
+        `SELECT * FROM firmware_releases WHERE class = ? AND product_hex = ? AND application = ? AND version = ?`,
+      ),
+      insertRelease: db.prepare(
+        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256)
+         VALUES (@class, @product_hex, @application, @version, @status, @released_at, @revoked_at, @url, @size, @sha256)
+         ON CONFLICT DO NOTHING`,
+      ),
+      revokeRelease: db.prepare(
+        `UPDATE firmware_releases SET status = 'REVOKED', revoked_at = COALESCE(revoked_at, ?)
+         WHERE class = ? AND product_hex = ? AND application = ? AND version = ?`,
+      ),
+      getDevice: db.prepare<[string], { uuid: string; public_key_pem: string; enrolled_at: string; updated_at: string }>(
+        `SELECT * FROM devices WHERE uuid = ?`,
+      ),
+      listDevices: db.prepare<[], { uuid: string; public_key_pem: string; enrolled_at: string; updated_at: string }>(
+        `SELECT * FROM devices ORDER BY uuid`,
+      ),
+      insertDevice: db.prepare(
+        `INSERT INTO devices (uuid, public_key_pem, enrolled_at, updated_at) VALUES (?, ?, ?, ?)`,
+      ),
+      updateDevice: db.prepare(`UPDATE devices SET public_key_pem = ?, updated_at = ? WHERE uuid = ?`),
+      deleteDevice: db.prepare(`DELETE FROM devices WHERE uuid = ?`),
+      deleteDeviceNonces: db.prepare(`DELETE FROM device_nonces WHERE uuid = ?`),
+      insertNonce: db.prepare(
+        `INSERT INTO device_nonces (uuid, nonce, expires_at_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+      ),
+      reviveNonce: db.prepare(
+        `UPDATE device_nonces SET expires_at_ms = ? WHERE uuid = ? AND nonce = ? AND expires_at_ms <= ?`,
+      ),
+      purgeNonces: db.prepare(`DELETE FROM device_nonces WHERE expires_at_ms <= ?`),
+      getBackupMeta: db.prepare<[string], { uuid: string; etag: string | null; size: number; last_backup_date: string }>(
+        `SELECT uuid, etag, size, last_backup_date FROM backups WHERE uuid = ?`,
+      ),
+      getBackup: db.prepare<
+        [string],
+        { uuid: string; blob: Buffer; etag: string | null; size: number; last_backup_date: string }
+      >(`SELECT * FROM backups WHERE uuid = ?`),
+      putBackup: db.prepare(
+        `INSERT INTO backups (uuid, blob, etag, size, last_backup_date) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (uuid) DO UPDATE SET blob = excluded.blob, etag = excluded.etag, size = excluded.size,
+           last_backup_date = excluded.last_backup_date`,
+      ),
+      deleteBackup: db.prepare(`DELETE FROM backups WHERE uuid = ?`),
+      latestVersion: db.prepare<[string], { version: number; configuration: string; created_at: string }>(
+        `SELECT version, configuration, created_at FROM appconfig_versions WHERE function_name = ?
+         ORDER BY version DESC LIMIT 1`,
+      ),
+      insertVersion: db.prepare(
+        `INSERT INTO appconfig_versions (function_name, version, configuration, created_at) VALUES (?, ?, ?, ?)`,
+      ),
+      getDeployment: db.prepare<[string], DeploymentRow>(
+        `SELECT * FROM appconfig_deployments WHERE function_name = ?`,
+      ),
+      listDeployments: db.prepare<[], DeploymentRow>(`SELECT * FROM appconfig_deployments`),
+      upsertDeployment: db.prepare(
+        `INSERT INTO appconfig_deployments (function_name, version, configuration, started_at_ms, ends_at_ms)
+         VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (function_name) DO UPDATE SET version = excluded.version, configuration = excluded.configuration,
+           started_at_ms = excluded.started_at_ms, ends_at_ms = excluded.ends_at_ms`,
+      ),
+      deleteVersions: db.prepare(`DELETE FROM appconfig_versions WHERE function_name = ?`),
+      deleteDeployment: db.prepare(`DELETE FROM appconfig_deployments WHERE function_name = ?`),
+      ping: db.prepare(`SELECT 1`),
+    };
+  }
+
+  private migrate(): void {
+    const current = this.db.pragma('user_version', { simple: true }) as number;
+    if (current > SQLITE_MIGRATIONS.length) {
+      throw new Error(
+        `the database schema is version ${current}, newer than this program knows (${SQLITE_MIGRATIONS.length})`,
+      );
+    }
+    for (let v = current; v < SQLITE_MIGRATIONS.length; v++) {
+      const sql = SQLITE_MIGRATIONS[v]!;
+      this.db.transaction(() => {
+        this.db.exec(sql);
+        this.db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  }
+
+  schemaVersion(): number {
+    return this.db.pragma('user_version', { simple: true }) as number;
+  }
+
+  async listReleases(track: ReleaseTrack): Promise<FirmwareRelease[]> {
+    return this.stmts.listReleases.all(track.class, track.productHex, track.application).map(releaseFromRow);
+  }
+
+  async createRelease(r: FirmwareRelease): Promise<FirmwareRelease | null> {
+    const info = this.stmts.insertRelease.run({
+      class: r.class,
+      product_hex: r.productHex,
+      application: r.application,
+      version: r.version,
+      status: r.status,
+      released_at: r.releasedAt,
+      revoked_at: r.revokedAt ?? null,
+      url: r.url ?? null,
+      size: r.size ?? null,
+      sha256: r.sha256 ?? null,
+    });
+    if (info.changes === 0) return null;
+    const row = this.stmts.getRelease.get(r.class, r.productHex, r.application, r.version);
+    return row ? releaseFromRow(row) : null;
+  }
+
+  async revokeRelease(track: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null> {
+    const info = this.stmts.revokeRelease.run(at, track.class, track.productHex, track.application, version);
+    if (info.changes === 0) return null;
+    const row = this.stmts.getRelease.get(track.class, track.productHex, track.application, version);
+    return row ? releaseFromRow(row) : null;
+  }
+
+  async getDevice(uuid: string): Promise<DeviceRecord | null> {
+    const r = this.stmts.getDevice.get(uuid);
+    return r ? { uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at } : null;
+  }
+
+  async listDevices(): Promise<DeviceRecord[]> {
+    return this.stmts.listDevices
+      .all()
+      .map((r) => ({ uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at }));
+  }
+
+  async putDevice(uuid: string, publicKeyPem: string, at: string): Promise<{ device: DeviceRecord; created: boolean }> {
+    const created = this.db.transaction(() => {
+      if (this.stmts.getDevice.get(uuid)) {
+        this.stmts.updateDevice.run(publicKeyPem, at, uuid);
+        return false;
+      }
+      this.stmts.insertDevice.run(uuid, publicKeyPem, at, at);
+      return true;
+    })();
+    return { device: (await this.getDevice(uuid))!, created };
+  }
+
+  async deleteDevice(uuid: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      this.stmts.deleteDeviceNonces.run(uuid);
+      return this.stmts.deleteDevice.run(uuid).changes > 0;
+    })();
+  }
+
+  async recordNonce(uuid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<boolean> {
+    if (++this.noncesSincePurge >= NONCE_PURGE_EVERY) {
+      this.noncesSincePurge = 0;
+      this.stmts.purgeNonces.run(nowMs);
+    }
+    return this.db.transaction(() => {
+      if (this.stmts.insertNonce.run(uuid, nonce, expiresAtMs).changes > 0) return true;
+      // A row that has expired but was not purged yet is not a replay.
+      return this.stmts.reviveNonce.run(expiresAtMs, uuid, nonce, nowMs).changes > 0;
+    })();
+  }
+
+  async getBackupMeta(uuid: string): Promise<BackupMeta | null> {
+    const r = this.stmts.getBackupMeta.get(uuid);
+    return r ? { uuid: r.uuid, etag: r.etag, size: r.size, lastBackupDate: r.last_backup_date } : null;
+  }
+
+  async getBackup(uuid: string): Promise<StoredBackup | null> {
+    const r = this.stmts.getBackup.get(uuid);
+    return r ? { uuid: r.uuid, blob: r.blob, etag: r.etag, size: r.size, lastBackupDate: r.last_backup_date } : null;
+  }
+
+  async putBackup(uuid: string, blob: Buffer, etag: string | null, at: string): Promise<BackupMeta> {
+    this.stmts.putBackup.run(uuid, blob, etag, blob.length, at);
+    return { uuid, etag, size: blob.length, lastBackupDate: at };
+  }
+
+  async deleteBackup(uuid: string): Promise<boolean> {
+    return this.stmts.deleteBackup.run(uuid).changes > 0;
+  }
+
+  private configState(functionName: string): FunctionConfigState {
+    const latest = this.stmts.latestVersion.get(functionName);
+    const dep = this.stmts.getDeployment.get(functionName);
+    const latestVersion: ConfigVersion | null = latest
+      ? {
+          version: latest.version,
+          configuration: JSON.parse(latest.configuration) as Record<string, unknown>,
+          createdAt: latest.created_at,
+        }
+      : null;
+    return { functionName, latest: latestVersion, deployment: dep ? deploymentFromRow(dep) : null };
+  }
+
+  async getFunctionConfig(functionName: string): Promise<FunctionConfigState> {
+    return this.configState(functionName);
+  }
+
+  async stageConfig(
+    functionName: string,
+    configuration: Record<string, unknown>,
+    at: string,
+  ): Promise<FunctionConfigState> {
+    return this.db.transaction(() => {
+      const latest = this.stmts.latestVersion.get(functionName);
+      this.stmts.insertVersion.run(functionName, (latest?.version ?? 0) + 1, JSON.stringify(configuration), at);
+      return this.configState(functionName);
+    }).immediate();
+  }
+
+  async startDeployment(functionName: string, nowMs: number, durationMs: number): Promise<DeployResult> {
+    return this.db.transaction((): DeployResult => {
+      const dep = this.stmts.getDeployment.get(functionName);
+      if (dep && dep.ends_at_ms > nowMs) return { ok: false, reason: 'in_progress', state: this.configState(functionName) };
+      const latest = this.stmts.latestVersion.get(functionName);
+      // Only a version newer than the deployed one is staged (spec 3.4: staged -> deployed).
+      if (!latest || (dep && dep.version >= latest.version)) {
+        return { ok: false, reason: 'nothing_staged', state: this.configState(functionName) };
+      }
+      this.stmts.upsertDeployment.run(functionName, latest.version, latest.configuration, nowMs, nowMs + durationMs);
+      return { ok: true, state: this.configState(functionName) };
+    }).immediate();
+  }
+
+  async deleteConfig(functionName: string, nowMs: number): Promise<DeleteConfigResult> {
+    return this.db.transaction((): DeleteConfigResult => {
+      const dep = this.stmts.getDeployment.get(functionName);
+      if (dep && dep.ends_at_ms > nowMs) return { ok: false, reason: 'in_progress' };
+      const removedVersions = this.stmts.deleteVersions.run(functionName).changes;
+      const removedDeployment = this.stmts.deleteDeployment.run(functionName).changes;
+      if (removedVersions + removedDeployment === 0) return { ok: false, reason: 'not_found' };
+      return { ok: true };
+    }).immediate();
+  }
+
+  async listDeployments(): Promise<Map<string, Deployment>> {
+    return new Map(this.stmts.listDeployments.all().map((r) => [r.function_name, deploymentFromRow(r)]));
+  }
+
+  async ping(): Promise<void> {
+    this.stmts.ping.get();
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,57 @@
+// A small HTTP client for the cloud's admin and appconfig APIs, used by the `fleet` commands.
+export class CloudRequestError extends Error {
+  override name = 'CloudRequestError';
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    message: string,
+    readonly body: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export class CloudUnreachableError extends Error {
+  override name = 'CloudUnreachableError';
+}
+
+export class CloudClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly token: () => Promise<string>,
+  ) {}
+
+  async request(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+    const headers: Record<string, string> = { authorization: `Bearer ${await this.token()}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (err) {
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+      throw new CloudUnreachableError(`cannot reach the cloud at ${this.baseUrl}: ${cause}`);
+    }
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? null : JSON.parse(text);
+    } catch {
+      /* keep the text */
+    }
+    if (!res.ok) {
+      const e = parsed as { error?: string; message?: string } | null;
+      throw new CloudRequestError(res.status, e?.error, `${method} ${path}: ${res.status} ${e?.error ?? ''} ${e?.message ?? text}`.trim(), parsed);
+    }
+    return { status: res.status, body: parsed };
+  }
+}
+
+/** Encodes each path segment. */
+export function path(...segments: string[]): string {
+  return '/' + segments.map(encodeURIComponent).join('/');
+}

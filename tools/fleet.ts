@@ -1,0 +1,187 @@
+// `fleet`: the command line of the project. Exit codes: 0 done, 1 the cloud refused (the error is
+// printed), 2 usage error, 3 the cloud could not be reached, 4 bad configuration.
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { ConfigError, resolveJwtSecret } from '../cloud/config.ts';
+import { mintToken } from '../cloud/auth/jwt.ts';
+import { LOG_LEVELS } from '../cloud/functions.ts';
+import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
+import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
+import { serveCommand } from './commands/serve.ts';
+
+export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } as const;
+
+function print(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`must be a positive whole number: ${value}`);
+  return n;
+}
+
+export function buildProgram(): Command {
+  const program = new Command('fleet')
+    .description('Cloud, firmware releases, device enrollment and runtime configuration of the device fleet')
+    .option('--cloud <url>', 'cloud base URL (env FLEET_CLOUD_URL)', process.env.FLEET_CLOUD_URL ?? 'http://127.0.0.1:8080')
+    .option('--token <jwt>', 'super-user token (env FLEET_TOKEN; otherwise minted from JWT_SECRET or the JWT secret file)')
+    .showHelpAfterError()
+    .exitOverride();
+
+  const client = (): CloudClient => {
+    const opts = program.opts<{ cloud: string; token?: string }>();
+    const explicit = opts.token ?? process.env.FLEET_TOKEN;
+    return new CloudClient(opts.cloud, async () => {
+      if (explicit) return explicit;
+      const { secret } = resolveJwtSecret(process.env, { create: false });
+      return mintToken(secret, { subject: 'fleet-cli', ttlSeconds: 300 });
+    });
+  };
+
+  serveCommand(program);
+
+  program
+    .command('token')
+    .description('Mint a super-user JWT (HS256) from JWT_SECRET or the JWT secret file, for the embedded default')
+    .option('--subject <sub>', 'the sub claim', 'fleet-admin')
+    .option('--ttl <seconds>', 'lifetime in seconds', positiveInt, 3600)
+    .option('--group <name...>', 'groups claim values', ['superuser'])
+    .action(async (o: { subject: string; ttl: number; group: string[] }) => {
+      const { secret } = resolveJwtSecret(process.env, { create: false });
+      process.stdout.write((await mintToken(secret, { subject: o.subject, ttlSeconds: o.ttl, groups: o.group, groupsClaim: process.env.JWT_GROUPS_CLAIM || 'groups' })) + '\n');
+    });
+
+  const firmware = program.command('firmware').description('Release, revoke and list firmware versions');
+  firmware
+    .command('release')
+    .description('Create a RELEASED version of a track')
+    .argument('<class>')
+    .argument('<product_hex>', '0x and 8 hex digits')
+    .argument('<application>')
+    .argument('<version>', 'YYYY.MM.bb')
+    .option('--url <url>', 'where devices download the image')
+    .option('--size <bytes>', 'image size', positiveInt)
+    .option('--sha256 <hex>', 'image SHA-256')
+    .option('--image <file>', 'compute size and sha256 from this image file')
+    .action(async (cls: string, productHex: string, application: string, version: string, o: { url?: string; size?: number; sha256?: string; image?: string }) => {
+      const meta: Record<string, unknown> = {};
+      if (o.image) {
+        const bytes = readFileSync(o.image);
+        meta.size = bytes.length;
+        meta.sha256 = createHash('sha256').update(bytes).digest('hex');
+      }
+      if (o.url) meta.url = o.url;
+      if (o.size !== undefined) meta.size = o.size;
+      if (o.sha256) meta.sha256 = o.sha256;
+      print((await client().request('PUT', path('admin', 'firmware', cls, productHex, application, version), meta)).body);
+    });
+  firmware
+    .command('revoke')
+    .description('Make a version REVOKED: it is never offered again')
+    .argument('<class>')
+    .argument('<product_hex>')
+    .argument('<application>')
+    .argument('<version>')
+    .action(async (cls: string, productHex: string, application: string, version: string) => {
+      print((await client().request('POST', path('admin', 'firmware', cls, productHex, application, version, 'revoke'))).body);
+    });
+  firmware
+    .command('list')
+    .description('Every version of a track, oldest first')
+    .argument('<class>')
+    .argument('<product_hex>')
+    .argument('<application>')
+    .action(async (cls: string, productHex: string, application: string) => {
+      const { body } = await client().request('GET', path('admin', 'firmware', cls, productHex, application));
+      const versions = (body as { versions: { version: string; status: string; released_at: string; size?: number }[] }).versions;
+      if (versions.length === 0) process.stdout.write('no versions\n');
+      for (const v of versions) process.stdout.write(`${v.version}  ${v.status.padEnd(8)}  ${v.released_at}${v.size ? `  ${v.size} bytes` : ''}\n`);
+    });
+
+  const device = program.command('device').description('Enroll, remove and list devices');
+  device
+    .command('enroll')
+    .description('Enroll a device with its ECDSA P-256 public key (PEM SPKI), as printed by its serial console')
+    .argument('<uuid>')
+    .requiredOption('--public-key <file>', 'PEM file, or - for standard input')
+    .action(async (uuid: string, o: { publicKey: string }) => {
+      const pem = readFileSync(o.publicKey === '-' ? 0 : o.publicKey, 'utf8');
+      print((await client().request('PUT', path('admin', 'devices', uuid), { public_key: pem })).body);
+    });
+  device
+    .command('remove')
+    .description('Remove a device; its stored backup is kept')
+    .argument('<uuid>')
+    .action(async (uuid: string) => {
+      await client().request('DELETE', path('admin', 'devices', uuid));
+      process.stdout.write(`removed ${uuid}\n`);
+    });
+  device
+    .command('list')
+    .description('Enrolled devices')
+    .action(async () => {
+      print((await client().request('GET', '/admin/devices')).body);
+    });
+
+  const appconfig = program.command('appconfig').description('Runtime configuration (log level) of the cloud functions');
+  appconfig
+    .command('show')
+    .description('Show one function, or all')
+    .argument('[function]')
+    .action(async (fn?: string) => {
+      print((await client().request('GET', fn ? path('appconfig', fn) : '/appconfig')).body);
+    });
+  appconfig
+    .command('set')
+    .description('Stage a configuration (not deployed until `deploy`)')
+    .argument('<function>')
+    .addOption(new Option('--logging <level>', 'log level').choices([...LOG_LEVELS, ...LOG_LEVELS.map((l) => l.toLowerCase())]).makeOptionMandatory())
+    .action(async (fn: string, o: { logging: string }) => {
+      print((await client().request('PATCH', path('appconfig', fn), { logging: o.logging })).body);
+    });
+  appconfig
+    .command('deploy')
+    .description('Deploy the latest staged configuration')
+    .argument('<function>')
+    .action(async (fn: string) => {
+      print((await client().request('POST', path('appconfig', fn, 'deploy'))).body);
+    });
+  appconfig
+    .command('delete')
+    .description('Remove the configuration; the function reverts to WARNING')
+    .argument('<function>')
+    .action(async (fn: string) => {
+      await client().request('DELETE', path('appconfig', fn));
+      process.stdout.write(`deleted the configuration of ${fn}\n`);
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof CloudRequestError) {
+      process.stderr.write(`fleet: ${err.message}\n`);
+      return EXIT.refused;
+    }
+    if (err instanceof CloudUnreachableError) {
+      process.stderr.write(`fleet: ${err.message}\n`);
+      return EXIT.unreachable;
+    }
+    if (err instanceof ConfigError || err instanceof UnsupportedDatabaseError) {
+      process.stderr.write(`fleet: ${err.message}\n`);
+      return EXIT.config;
+    }
+    process.stderr.write(`fleet: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.refused;
+  }
+}
