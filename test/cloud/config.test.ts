@@ -1,0 +1,45 @@
+// Cloud configuration: defaults, validation with the value in the message, and the JWT secret file.
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, resolveJwtSecret } from '../../cloud/config.ts';
+
+const secret = { JWT_SECRET: 'a-secret-long-enough' };
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const c = loadConfig(secret);
+    expect(c).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: './data/cloud.sqlite', appconfigDeploySeconds: 5, signatureWindowSeconds: 300 });
+    expect(c.jwt.mode).toBe('hs256');
+  });
+
+  it.each([
+    ['PORT', 'eighty', /"PORT" must be a whole number from 0 to 65535: "eighty"/],
+    ['PORT', '70000', /"PORT"/],
+    ['APPCONFIG_DEPLOY_SECONDS', '-1', /"APPCONFIG_DEPLOY_SECONDS" must be a number/],
+    ['LOG_FORMAT', 'xml', /"LOG_FORMAT" must be json or pretty: "xml"/],
+    ['JWT_JWKS_URL', 'not a url', /"JWT_JWKS_URL" must be a URL/],
+  ])('refuses %s=%s and names the value', (key, value, message) => {
+    expect(() => loadConfig({ ...secret, [key]: value })).toThrow(message);
+  });
+
+  it('refuses a JWT_SECRET shorter than 16 characters', () => {
+    expect(() => loadConfig({ JWT_SECRET: 'short' })).toThrow(ConfigError);
+  });
+
+  it('creates the JWT secret file once (mode 0600) and reads it back', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-cfg-'));
+    try {
+      const file = join(dir, 'sub', 'jwt-secret');
+      expect(() => resolveJwtSecret({ JWT_SECRET_FILE: file }, { create: false })).toThrow(/start the cloud once/);
+      const a = resolveJwtSecret({ JWT_SECRET_FILE: file }, { create: true });
+      const b = resolveJwtSecret({ JWT_SECRET_FILE: file }, { create: false });
+      expect(Buffer.from(a.secret).equals(Buffer.from(b.secret))).toBe(true);
+      expect(readFileSync(file, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
