@@ -102,7 +102,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   app.use((req, _res, next) => next(new ApiError('route_not_found', { method: req.method, path: req.path.slice(0, 256) })));
   app.use(errorMiddleware(logFor));
 
-  const fast = otaFastPath(ota, log('svc-func-ota'));
+  const fast = config.otaFastPath ? otaFastPath(ota, log('svc-func-ota')) : () => false;
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     try {
       if (fast(req, res)) return;

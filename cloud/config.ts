@@ -19,6 +19,8 @@ export const CONFIG_DEFAULTS = {
   /** Acceptance window of X-Device-Timestamp, either side of the server clock (DESIGN.md section 3). */
   SIGNATURE_WINDOW_SECONDS: '300',
   LOG_FORMAT: 'json',
+  /** Answer GET /ota/... before Express (docs/ota-fast-path.md); 0 routes it through Express. */
+  OTA_FAST_PATH: '1',
 } as const;
 
 export type JwtConfig =
@@ -42,6 +44,7 @@ export interface CloudConfig {
   otaCacheTtlMs: number;
   signatureWindowSeconds: number;
   logFormat: 'json' | 'pretty';
+  otaFastPath: boolean;
 }
 
 export class ConfigError extends Error {
@@ -71,6 +74,13 @@ function number(env: Env, key: keyof typeof CONFIG_DEFAULTS, min: number, max: n
     throw new ConfigError(`"${key}" must be a number from ${min} to ${max}: ${JSON.stringify(raw)}`);
   }
   return n;
+}
+
+function flag(env: Env, key: keyof typeof CONFIG_DEFAULTS): boolean {
+  const raw = get(env, key).trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`"${key}" must be 1 or 0 (true/false): ${JSON.stringify(raw)}`);
 }
 
 /**
@@ -135,5 +145,6 @@ export function loadConfig(env: Env = process.env): CloudConfig {
     otaCacheTtlMs: integer(env, 'OTA_CACHE_TTL_MS', 0, 3_600_000),
     signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 1, 86_400),
     logFormat,
+    otaFastPath: flag(env, 'OTA_FAST_PATH'),
   };
 }

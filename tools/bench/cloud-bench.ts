@@ -1,0 +1,204 @@
+// npm run bench:cloud: in one run, under the same load tool (autocannon) and concurrency, measure
+//   1. a bare node:http server answering a precomputed OTA manifest (the baseline),
+//   2. the cloud's OTA check (fast path, the default),
+//   3. the cloud's OTA check through Express (OTA_FAST_PATH=0), to show what the fast path buys,
+//   4. signed 64 KB backup uploads,
+// and print requests/s, p99 latency and the ratio to the baseline. Servers run as child processes
+// on loopback, the load generator in this process. Figures, not assertions: the machine is shared.
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { signDeviceRequest } from '../device-signer.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    warmup: { type: 'string', default: '2' },
+  },
+});
+const DURATION_S = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const WARMUP_S = Number(args.warmup);
+const ROOT = new URL('../../', import.meta.url).pathname;
+const JWT_SECRET = randomBytes(24).toString('hex');
+
+interface Figures {
+  name: string;
+  rps: number;
+  p99Ms: number;
+  p50Ms: number;
+  non2xx: number;
+  errors: number;
+  throughputMBs: number;
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`timed out after 20 s waiting for ${what}; output so far: ${text}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      const m = pattern.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${what}: process exited with ${code}: ${text}`)));
+  });
+}
+
+async function startBare(manifestJson: string): Promise<{ url: string; child: ChildProcess }> {
+  const code = `
+    const http = require('node:http');
+    const body = Buffer.from(process.env.MANIFEST);
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+      res.end(body);
+    });
+    server.keepAliveTimeout = 65000;
+    server.listen(0, '127.0.0.1', () => console.log('bare listening on http://127.0.0.1:' + server.address().port));
+  `;
+  const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, MANIFEST: manifestJson }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const m = await waitForLine(child, /listening on (http:\/\/\S+)/, 'the bare server');
+  return { url: m[1]!, child };
+}
+
+async function startCloud(dbDir: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
+    env: { ...process.env, DATABASE_URL: join(dbDir, 'cloud.sqlite'), JWT_SECRET, LOG_FORMAT: 'json', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const m = await waitForLine(child, /listening on (http:\/\/\S+)/, 'the cloud');
+  return { url: m[1]!, child };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+function run(opts: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(opts, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+async function measure(name: string, opts: autocannon.Options): Promise<Figures> {
+  if (WARMUP_S > 0) await run({ ...opts, duration: WARMUP_S });
+  const r = await run({ ...opts, duration: DURATION_S, connections: CONNECTIONS });
+  const f: Figures = {
+    name,
+    rps: r.requests.average,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    throughputMBs: r.throughput.average / 1e6,
+  };
+  process.stderr.write(`  measured ${name}: ${f.rps.toFixed(0)} req/s\n`);
+  return f;
+}
+
+async function admin(url: string, method: string, path: string, body?: unknown): Promise<void> {
+  const { mintToken } = await import('../../cloud/auth/jwt.ts');
+  const token = await mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' });
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+}
+
+async function seed(url: string, publicKeyPem: string): Promise<string> {
+  const track = '/admin/firmware/ctl-s3/0x00c0ffee/ctl-s3';
+  for (const v of ['2026.01.01', '2026.02.01', '2026.03.01', '2026.04.01']) {
+    await admin(url, 'PUT', `${track}/${v}`, { url: `https://fw.example/ctl-s3/${v}.bin`, size: 1_572_864, sha256: 'ab'.repeat(32) });
+  }
+  await admin(url, 'POST', `${track}/2026.03.01/revoke`);
+  await admin(url, 'PUT', '/admin/devices/bench-device-0001', { public_key: publicKeyPem });
+  const res = await fetch(`${url}/ota/ctl-s3/0x00c0ffee/ctl-s3?current_version=2026.02.01`);
+  if (res.status !== 200) throw new Error(`seeded OTA check answered ${res.status}`);
+  return res.text();
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-'));
+  const children: ChildProcess[] = [];
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const otaPath = '/ota/ctl-s3/0x00c0ffee/ctl-s3?current_version=2026.02.01';
+  const results: Figures[] = [];
+  try {
+    process.stderr.write(`cloud bench: ${CONNECTIONS} connections, ${DURATION_S} s per case (+${WARMUP_S} s warm-up)\n`);
+    const fast = await startCloud(join(dir, 'a'), { OTA_FAST_PATH: '1' });
+    children.push(fast.child);
+    const manifest = await seed(fast.url, publicKeyPem);
+
+    const bare = await startBare(manifest);
+    children.push(bare.child);
+    results.push(await measure('bare node:http, precomputed manifest', { url: bare.url + otaPath }));
+    await stop(bare.child);
+
+    results.push(await measure('cloud OTA check (fast path)', { url: fast.url + otaPath }));
+
+    const blob = Buffer.concat([Buffer.from('FFCE'), randomBytes(64 * 1024 - 4)]);
+    const etag = 'e'.repeat(64);
+    results.push(
+      await measure('cloud signed 64 KB backup upload', {
+        url: fast.url,
+        requests: [
+          {
+            method: 'POST',
+            path: '/devices/bench-device-0001/backup',
+            setupRequest: (req) => ({
+              ...req,
+              headers: { ...signDeviceRequest(privateKey, 'bench-device-0001'), 'content-type': 'application/octet-stream', etag },
+              body: blob,
+            }),
+          },
+        ],
+      }),
+    );
+    await stop(fast.child);
+
+    const viaExpress = await startCloud(join(dir, 'b'), { OTA_FAST_PATH: '0' });
+    children.push(viaExpress.child);
+    await seed(viaExpress.url, publicKeyPem);
+    results.push(await measure('cloud OTA check through Express (OTA_FAST_PATH=0)', { url: viaExpress.url + otaPath }));
+    await stop(viaExpress.child);
+  } finally {
+    for (const c of children) await stop(c);
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const baseline = results[0]!.rps;
+  const lines = [
+    '',
+    `case                                                req/s   p50 ms   p99 ms   ratio to bare   non-2xx   errors`,
+    ...results.map(
+      (r) =>
+        `${r.name.padEnd(50)} ${r.rps.toFixed(0).padStart(7)} ${r.p50Ms.toFixed(1).padStart(8)} ${r.p99Ms.toFixed(1).padStart(8)} ${(r.rps / baseline).toFixed(2).padStart(15)} ${String(r.non2xx).padStart(9)} ${String(r.errors).padStart(8)}`,
+    ),
+    '',
+    `OTA check (fast path) / bare: ${(results[1]!.rps / baseline).toFixed(2)} (target 0.70 or better)`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  if (results.some((r) => r.errors > 0 || r.non2xx > 0)) {
+    process.stdout.write('some requests failed: see the non-2xx and errors columns\n');
+    process.exitCode = 1;
+  }
+}
+
+await main();
