@@ -7,6 +7,7 @@ import { appconfigRoutes } from './appconfig/routes.ts';
 import { AppConfigService } from './appconfig/service.ts';
 import { DeviceAuthenticator } from './auth/device-signature.ts';
 import { createTokenVerifier, requireSuperUser, type TokenVerifier } from './auth/jwt.ts';
+import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
 import { backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
 import { ApiError } from './errors.ts';
@@ -35,6 +36,11 @@ export interface Cloud {
   app: express.Express;
   /** The request listener to give to http.createServer: OTA fast path, then Express. */
   listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * For `Expect: 100-continue`: answers (and returns true) when the request is refused on its
+   * headers alone, so that the client never sends the body. Today: a backup over the size limit.
+   */
+  refuseBeforeContinue: (req: IncomingMessage, res: ServerResponse) => boolean;
   ota: OtaService;
   levels: LogLevels;
   logs: LogRegistry;
@@ -113,9 +119,19 @@ export function createCloud(deps: CloudDeps): Cloud {
     app(req, res);
   };
 
+  const refuseBeforeContinue = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const declared = Number(req.headers['content-length']);
+    if (req.method === 'POST' && /^\/devices\/[^/]+\/backup(\?|$)/.test(req.url ?? '') && declared > MAX_BACKUP_BYTES) {
+      renderError(res, new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: declared }), log('svc-func-backup'));
+      return true;
+    }
+    return false;
+  };
+
   return {
     app,
     listener,
+    refuseBeforeContinue,
     ota,
     levels,
     logs,

@@ -5,6 +5,7 @@
 export const ERROR_CATALOG = {
   // generic
   route_not_found: { status: 404, message: 'No such route' },
+  bad_request: { status: 400, message: 'The request is malformed' },
   invalid_json: { status: 400, message: 'The request body is not valid JSON' },
   invalid_body: { status: 400, message: 'The request body is not a JSON object of the expected shape' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json' },

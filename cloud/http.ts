@@ -26,6 +26,10 @@ export function renderError(res: ServerResponse, err: unknown, log: FunctionLogg
         : err.type === 'entity.parse.failed'
           ? new ApiError('invalid_json')
           : new ApiError('invalid_body', undefined, 'The request body could not be read');
+  } else if (isClientError(err)) {
+    // Express and its router refuse some requests themselves (e.g. a path segment that is not valid
+    // percent-encoding); those are the client's fault, not ours.
+    apiError = new ApiError('bad_request', undefined, `The request is malformed: ${err.message.slice(0, 200)}`);
   } else {
     apiError = new ApiError('internal_error');
     log?.error('unhandled exception', { ...context, error: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined });
@@ -42,6 +46,11 @@ export function renderError(res: ServerResponse, err: unknown, log: FunctionLogg
 interface BodyParserError {
   type: string;
   limit?: number;
+}
+
+function isClientError(err: unknown): err is Error & { status: number } {
+  const status = (err as { status?: unknown } | null)?.status;
+  return err instanceof Error && typeof status === 'number' && status >= 400 && status < 500;
 }
 
 function isBodyParserError(err: unknown): err is BodyParserError {

@@ -300,7 +300,7 @@ export const openApiDocument = {
       ErrorCode: {
         type: 'string',
         enum: [
-          'route_not_found', 'invalid_json', 'invalid_body', 'unsupported_media_type', 'payload_too_large', 'invalid_uuid', 'internal_error',
+          'route_not_found', 'bad_request', 'invalid_json', 'invalid_body', 'unsupported_media_type', 'payload_too_large', 'invalid_uuid', 'internal_error',
           'missing_token', 'invalid_token', 'not_superuser',
           'invalid_product_hex', 'invalid_version', 'invalid_name', 'firmware_not_found', 'current_version_unknown', 'current_version_revoked',
           'missing_header', 'invalid_header', 'invalid_base64', 'invalid_content_type', 'invalid_backup_format', 'device_uuid_mismatch',

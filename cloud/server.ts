@@ -23,6 +23,13 @@ export async function startCloudServer(
   const cloud = createCloud({ ...opts, config, store });
   await cloud.start();
   const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 30_000, requestTimeout: 120_000 }, cloud.listener);
+  // `Expect: 100-continue`: refuse an oversized backup before the client sends it (no 100 is sent).
+  server.on('checkContinue', (req, res) => {
+    if (!cloud.refuseBeforeContinue(req, res)) {
+      res.writeContinue();
+      cloud.listener(req, res);
+    }
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

@@ -222,6 +222,34 @@ describe('size limit (413)', () => {
     expect((await res.json() as any).error).toBe('backup_too_large');
   });
 
+  it('with Expect: 100-continue, refuses an oversized body before it is sent, and accepts a fitting one', async () => {
+    const attempt = (length: number) =>
+      new Promise<{ status: number; continued: boolean; body: string }>((resolve, reject) => {
+        let continued = false;
+        const req = request(`${cloud.url}/devices/${UUID}/backup`, {
+          method: 'POST',
+          headers: { ...signed(), 'content-type': 'application/octet-stream', 'content-length': String(length), expect: '100-continue' },
+        });
+        req.on('continue', () => {
+          continued = true;
+          req.end(ffceBlob(length - 4));
+        });
+        req.on('response', (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, continued, body: text }));
+        });
+        req.on('error', reject);
+        req.flushHeaders();
+      });
+    const big = await attempt(600_000);
+    expect(big).toMatchObject({ status: 413, continued: false });
+    expect(JSON.parse(big.body).error).toBe('backup_too_large');
+    const small = await attempt(1000);
+    expect(small).toMatchObject({ status: 200, continued: true });
+  });
+
   it('refuses a chunked body as soon as it streams past the limit, keeping the stored backup', async () => {
     const before = await cloud.store.getBackup(UUID);
     const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {

@@ -101,6 +101,17 @@ describe('GET /openapi.json', () => {
   });
 });
 
+describe('malformed requests', () => {
+  it.each(['/ota/%E0%A4%A/x/y', '/devices/%E0%A4%A/backup'])('a path segment that is not valid percent-encoding (%s) is a 400, not a 500', async (path) => {
+    for (const method of ['GET', 'HEAD']) {
+      const res = await fetch(cloud.url + path, { method });
+      expect(res.status).toBe(400);
+      if (method === 'GET') expect((await res.json() as any).error).toBe('bad_request');
+    }
+    expect(cloud.logs.filter((l) => l.level === 'ERROR')).toEqual([]);
+  });
+});
+
 describe('unknown routes', () => {
   it('answer 404 route_not_found as JSON', async () => {
     const res = await fetch(`${cloud.url}/does/not/exist`);
