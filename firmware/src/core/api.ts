@@ -1,0 +1,225 @@
+// The device-local HTTP API (spec 4.2, 5, 7; DESIGN.md section 5), framework-free: request in,
+// response out, bodies as chunk streams.
+import type { HttpRequest, HttpResponse } from '../hal/network.ts';
+import type { VisualTokens } from './auth.ts';
+import type { LocalBackupStore } from './backup/local-store.ts';
+import type { CloudBackupClient } from './cloud/backup-client.ts';
+import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
+import { DeviceError, errors } from './http/errors.ts';
+import { drain, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
+import { Router } from './http/router.ts';
+import { isUuid, normalizeMac } from './ids.ts';
+import type { ProvisioningMode } from './provisioning/mode.ts';
+import type { ProvisioningToken, ProvisioningTokens } from './provisioning/tokens.ts';
+import { MAC_FIELD, type RecordKind, type RecordStore } from './records.ts';
+import type { FirmwareSettings } from './settings.ts';
+
+export interface ApiServices {
+  settings: FirmwareSettings;
+  visual: VisualTokens;
+  local: LocalBackupStore;
+  cloud: CloudBackupClient;
+  records: RecordStore;
+  mode: ProvisioningMode;
+  tokens: ProvisioningTokens;
+  storage: import('../hal/storage.ts').Storage;
+  status: () => Record<string, unknown>;
+  log: (level: 'info' | 'warning' | 'error', message: string) => void;
+}
+
+/** Who may call a route. */
+type Access = 'visual' | 'visual-or-provisioning' | 'open';
+
+function quoted(etag: string): string {
+  return `"${etag}"`;
+}
+
+function ifNoneMatches(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((v) => v.trim().replace(/^W\//, '').replace(/^"|"$/g, '').toLowerCase() === etag);
+}
+
+export class DeviceApi {
+  private readonly router = new Router();
+
+  constructor(private readonly s: ApiServices) {
+    const r = this.router;
+    const add = (method: string, pattern: string, access: Access, fn: (req: HttpRequest, p: Record<string, string>, t: ProvisioningToken | null) => Promise<HttpResponse>) =>
+      r.add(method, pattern, async (req, params) => fn(req, params, this.authorize(req, access)));
+
+    add('POST', '/api/login', 'open', async (req) => jsonResponse(200, s.visual.login((await readJsonBody(req.body, 1024) as { password?: unknown } | null)?.password)));
+    add('GET', '/api/status', 'visual', async () => jsonResponse(200, s.status()));
+
+    add('HEAD', '/backup', 'visual-or-provisioning', async (req, _p, t) => this.getBackup(req, t, false));
+    add('GET', '/backup', 'visual-or-provisioning', async (req, _p, t) => this.getBackup(req, t, true));
+    add('PUT', '/backup', 'visual', async (req) => {
+      const declared = Number(req.headers['content-length']);
+      if (declared > s.settings.maxLocalBackupBytes) {
+        await drain(req.body);
+        throw errors.tooLarge(s.settings.maxLocalBackupBytes);
+      }
+      const { etag, size } = await s.local.write(req.body);
+      return jsonResponse(200, { etag, size }, { etag: quoted(etag) });
+    });
+    add('DELETE', '/backup', 'visual', async () => {
+      if (!s.local.remove()) throw errors.notFound('no_backup', 'No backup exists');
+      return emptyResponse(204);
+    });
+
+    add('POST', '/api/cloud-backup', 'visual', async () => jsonResponse(200, await s.cloud.push()));
+    add('GET', '/api/cloud-backup', 'visual', async () => {
+      const { etag, size } = await s.cloud.retrieve();
+      return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(size), etag: quoted(etag) }, body: s.local.reader() };
+    });
+    add('DELETE', '/api/cloud-backup', 'visual', async () => {
+      await s.cloud.remove();
+      return emptyResponse(204);
+    });
+    add('GET', '/api/cloud', 'visual', async () => jsonResponse(200, { url: readCloudConfig(s.storage)?.url ?? null }));
+    add('PUT', '/api/cloud', 'visual', async (req) => {
+      const url = (await readJsonBody(req.body, 2048) as { url?: unknown } | null)?.url;
+      if (url === null) writeCloudConfig(s.storage, null);
+      else if (typeof url === 'string' && /^https?:\/\/[^\s/]+[^\s]*$/.test(url) && url.length <= 512) writeCloudConfig(s.storage, { url });
+      else throw errors.badRequest('invalid_cloud_url', 'url must be an http(s) URL, or null to forget the cloud');
+      return jsonResponse(200, { url: readCloudConfig(s.storage)?.url ?? null });
+    });
+
+    add('PUT', '/api/provisioning', 'visual', async () => jsonResponse(200, await s.mode.enable()));
+    add('GET', '/api/provisioning', 'visual', async () => {
+      this.requireMode();
+      return jsonResponse(200, s.mode.status());
+    });
+    add('DELETE', '/api/provisioning', 'visual', async () => {
+      this.requireMode();
+      await s.mode.disable('request');
+      return emptyResponse(204);
+    });
+    add('POST', '/api/provisioning/token', 'open', async (req) => this.exchange(req));
+
+    for (const kind of ['controllers', 'clients'] as const) {
+      add('GET', `/api/${kind}`, 'visual-or-provisioning', async (_req, _p, t) => {
+        this.tokenMayRead(t, kind, null);
+        return jsonResponse(200, s.records.list(kind));
+      });
+      add('GET', `/api/${kind}/{uuid}`, 'visual-or-provisioning', async (_req, p, t) => {
+        const uuid = this.uuidParam(p);
+        this.tokenMayRead(t, kind, uuid);
+        const text = s.records.getText(kind, uuid);
+        if (text === null) throw errors.notFound('record_not_found', `No ${kind.slice(0, -1)} record ${uuid}`);
+        return jsonResponse(200, JSON.parse(text));
+      });
+      add('PUT', `/api/${kind}/{uuid}`, 'visual', async (req, p) => this.putRecord(kind, this.uuidParam(p), req));
+      add('DELETE', `/api/${kind}/{uuid}`, 'visual', async (_req, p) => {
+        if (!s.records.remove(kind, this.uuidParam(p))) throw errors.notFound('record_not_found', 'No such record');
+        return emptyResponse(204);
+      });
+    }
+  }
+
+  routes(): { method: string; pattern: string }[] {
+    return this.router.list();
+  }
+
+  /** The whole API: never throws; errors become JSON answers. */
+  async handle(req: HttpRequest): Promise<HttpResponse> {
+    try {
+      // Spec 5.3: the provisioning-token header is refused on Ethernet, whatever the route.
+      if (req.headers['provisioning-token'] !== undefined && req.iface !== 'softap') {
+        await drain(req.body);
+        throw errors.forbidden('provisioning_token_not_on_softap', 'The provisioning-token header is only accepted on the SoftAP interface');
+      }
+      const m = this.router.match(req.method, req.path);
+      if ('methods' in m) {
+        await drain(req.body);
+        if (m.methods.length === 0) throw errors.notFound('route_not_found', 'No such route');
+        return jsonResponse(405, { error: 'method_not_allowed', message: `Allowed: ${m.methods.join(', ')}` }, { allow: m.methods.join(', ') });
+      }
+      const res = await m.handler(req, m.params);
+      return res;
+    } catch (err) {
+      if (err instanceof DeviceError) return errorResponse(err);
+      this.s.log('error', `unhandled error on ${req.method} ${req.path}: ${err instanceof Error ? err.message : String(err)}`);
+      return errorResponse(new DeviceError(500, 'internal_error', 'Internal error'));
+    }
+  }
+
+  private authorize(req: HttpRequest, access: Access): ProvisioningToken | null {
+    if (access === 'open') return null;
+    const presented = req.headers['provisioning-token'];
+    if (presented !== undefined) {
+      if (access === 'visual') throw errors.forbidden('provisioning_token_not_allowed', 'This route needs a visual-token');
+      this.requireMode();
+      return this.s.tokens.authenticate(presented, req.stationMac);
+    }
+    this.s.visual.check(req.headers['visual-token']);
+    return null;
+  }
+
+  private requireMode(): void {
+    if (!this.s.mode.active) throw errors.conflict('provisioning_mode_off', 'Provisioning mode is not active');
+  }
+
+  /** A client's token reads only its own record; a controller target's reads everything (spec 3.6 step 6). */
+  private tokenMayRead(t: ProvisioningToken | null, kind: RecordKind | 'backup', uuid: string | null): void {
+    if (t === null || t.kind === 'controllers') return;
+    if (kind === 'clients' && uuid === t.uuid) return;
+    throw errors.forbidden('provisioning_token_scope', 'A client provisioning token only reads its own record');
+  }
+
+  private uuidParam(p: Record<string, string>): string {
+    const uuid = p.uuid ?? '';
+    if (!isUuid(uuid)) throw errors.badRequest('invalid_uuid', 'The UUID is not valid (1 to 64 of A-Z a-z 0-9 . _ : -)');
+    return uuid;
+  }
+
+  private async getBackup(req: HttpRequest, t: ProvisioningToken | null, withBody: boolean): Promise<HttpResponse> {
+    this.tokenMayRead(t, 'backup', null);
+    const size = this.s.local.size();
+    const etag = this.s.local.etag();
+    if (size === null || etag === null) throw errors.notFound('no_backup', 'No backup exists');
+    const headers = { 'content-type': 'application/json', 'content-length': String(size), etag: quoted(etag) };
+    if (ifNoneMatches(req.headers['if-none-match'], etag)) return emptyResponse(304, { etag: quoted(etag) });
+    return withBody ? { status: 200, headers, body: this.s.local.reader() } : { status: 200, headers };
+  }
+
+  /** Spec 3.3, 5.2: a token for a UUID that has a record, bound to the MAC the record names. */
+  private async exchange(req: HttpRequest): Promise<HttpResponse> {
+    if (req.iface !== 'softap') {
+      await drain(req.body);
+      throw errors.forbidden('provisioning_softap_only', 'The token exchange is only served on the SoftAP interface');
+    }
+    if (!this.s.mode.active) {
+      await drain(req.body);
+      throw errors.conflict('provisioning_mode_off', 'Provisioning mode is not active');
+    }
+    const body = (await readJsonBody(req.body, 1024)) as { uuid?: unknown; mac?: unknown } | null;
+    const mac = normalizeMac(body?.mac);
+    if (!body || !isUuid(body.uuid) || mac === null) {
+      throw errors.badRequest('invalid_token_request', 'The body must be {"uuid": "<uuid>", "mac": "AA:BB:CC:DD:EE:FF"}');
+    }
+    const kind: RecordKind | null = this.s.records.has('clients', body.uuid) ? 'clients' : this.s.records.has('controllers', body.uuid) ? 'controllers' : null;
+    if (kind === null) throw errors.notFound('unknown_uuid', 'No record exists for this UUID');
+    if (this.s.records.macOf(kind, body.uuid) !== mac || !this.s.mode.allows(mac)) {
+      throw errors.forbidden('mac_not_registered', 'The MAC is not the one registered for this UUID');
+    }
+    if (req.stationMac !== undefined && req.stationMac !== mac) {
+      throw errors.forbidden('mac_not_station', 'The MAC is not the associated station');
+    }
+    const token = this.s.tokens.issue(mac, body.uuid, kind);
+    this.s.log('info', `provisioning token issued to ${mac} (${kind.slice(0, -1)} ${body.uuid})`);
+    return jsonResponse(200, { token: token.token, expires_in: this.s.settings.provisioningModeTtlSeconds });
+  }
+
+  private async putRecord(kind: RecordKind, uuid: string, req: HttpRequest): Promise<HttpResponse> {
+    const value = await readJsonBody(req.body, this.s.settings.maxRecordBytes);
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw errors.badRequest('invalid_record', 'A record is a JSON object');
+    const record = value as Record<string, unknown>;
+    const mac = normalizeMac(record[MAC_FIELD[kind]]);
+    if (mac === null) throw errors.badRequest('invalid_record', `A ${kind.slice(0, -1)} record needs "${MAC_FIELD[kind]}": "AA:BB:CC:DD:EE:FF"`);
+    if (record.uuid !== undefined && record.uuid !== uuid) throw errors.badRequest('invalid_record', 'The record uuid differs from the path');
+    const existed = this.s.records.has(kind, uuid);
+    this.s.records.put(kind, uuid, JSON.stringify({ ...record, uuid, [MAC_FIELD[kind]]: mac }));
+    return jsonResponse(existed ? 200 : 201, { uuid });
+  }
+}

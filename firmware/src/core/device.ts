@@ -1,0 +1,196 @@
+// One board's firmware: wires the stores, keys, API, provisioning, procedures, automatic backup, OTA
+// and the serial console onto a HAL. Portable: the same class runs on an ESP32, in XS on a virtual
+// board, and on Node in tests.
+import type { Hal } from '../hal/index.ts';
+import type { HttpRequest, HttpResponse } from '../hal/network.ts';
+import { DeviceApi } from './api.ts';
+import { VisualTokens } from './auth.ts';
+import { AutoBackup } from './backup/auto.ts';
+import { LocalBackupStore } from './backup/local-store.ts';
+import { base64Encode, concatBytes, hexDecode } from './bytes.ts';
+import { CloudBackupClient } from './cloud/backup-client.ts';
+import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
+import { ConsoleProtocol } from './console/console.ts';
+import { deriveBackupKey, deriveIdentityKey, deriveStorageKey } from './crypto/device-keys.ts';
+import { checkAndInstall } from './ota/client.ts';
+import { clientProvisioningAttempt, startClientNormalMode, type ClientAttempt } from './procedures/client.ts';
+import { runTargetProcedure, type TargetOutcome } from './procedures/target.ts';
+import { ProvisioningMode } from './provisioning/mode.ts';
+import { ProvisioningTokens } from './provisioning/tokens.ts';
+import { RecordStore } from './records.ts';
+import { defaultSettings, type FirmwareSettings } from './settings.ts';
+
+/** SPKI DER header of an uncompressed P-256 public key (RFC 5480): then the 65-byte point. */
+const P256_SPKI_PREFIX = hexDecode('3059301306072a8648ce3d020106082a8648ce3d030107034200');
+
+export interface DeviceOptions {
+  settings?: Partial<FirmwareSettings>;
+  /** Set as the admin password at first boot when none is stored (factory set-up). */
+  initialAdminPassword?: string;
+  /** Seconds between two client provisioning scan cycles. */
+  clientScanIntervalSeconds?: number;
+}
+
+export type BootResult =
+  | { role: 'controller'; provisioning: TargetOutcome }
+  | { role: 'client'; provisioning: ClientAttempt; normal?: Awaited<ReturnType<typeof startClientNormalMode>> };
+
+export class Device {
+  readonly hal: Hal;
+  readonly settings: FirmwareSettings;
+  readonly local: LocalBackupStore;
+  readonly records: RecordStore;
+  readonly tokens: ProvisioningTokens;
+  readonly mode: ProvisioningMode;
+  readonly visual: VisualTokens;
+  readonly cloud: CloudBackupClient;
+  readonly api: DeviceApi;
+  readonly console: ConsoleProtocol;
+  readonly autoBackup: AutoBackup;
+  private readonly identityKey: Uint8Array;
+  private readonly scanIntervalMs: number;
+
+  constructor(hal: Hal, private readonly options: DeviceOptions = {}) {
+    const identity = hal.system.identity();
+    this.settings = defaultSettings(identity.build, options.settings);
+    this.scanIntervalMs = (options.clientScanIntervalSeconds ?? 10) * 1000;
+    this.console = new ConsoleProtocol((line) => hal.console.writeLine(line));
+    // The OLED is mirrored on the console so a harness can read it from the serial line.
+    this.hal = { ...hal, display: { show: (lines) => (hal.display.show(lines), this.console.oled(lines)) } };
+    const fuseHmac = (m: Uint8Array) => hal.fuse.hmac(m);
+    this.identityKey = deriveIdentityKey(fuseHmac);
+    const backupKey = deriveBackupKey(fuseHmac);
+    const s = this.settings;
+    this.local = new LocalBackupStore(hal.storage, hal.crypto, s.maxLocalBackupBytes, s.chunkBytes);
+    this.records = new RecordStore(hal.storage, hal.crypto, deriveStorageKey(fuseHmac));
+    this.tokens = new ProvisioningTokens(hal.crypto, () => hal.clock.now(), s.provisioningModeTtlSeconds * 1000);
+    this.mode = new ProvisioningMode(this.hal, this.records, this.tokens, s, (level, m) => this.log(level, 'provisioning', m));
+    this.visual = new VisualTokens(hal, s.visualTokenTtlSeconds * 1000);
+    this.cloud = new CloudBackupClient(hal, { backupKey, identityKey: this.identityKey }, this.local, s.chunkBytes);
+    this.api = new DeviceApi({
+      settings: s,
+      visual: this.visual,
+      local: this.local,
+      cloud: this.cloud,
+      records: this.records,
+      mode: this.mode,
+      tokens: this.tokens,
+      storage: hal.storage,
+      status: () => this.status(),
+      log: (level, m) => this.log(level, 'api', m),
+    });
+    this.autoBackup = new AutoBackup(
+      hal.timers,
+      s.cloudBackupFirstDelaySeconds * 1000,
+      s.cloudBackupIntervalSeconds * 1000,
+      () => this.local.size() !== null,
+      () => this.cloud.push(),
+      (level, m) => this.log(level, 'backup', m),
+    );
+    this.registerCommands();
+  }
+
+  log(level: 'info' | 'warning' | 'error', source: string, message: string): void {
+    this.hal.eventLog.append(level, source, message);
+    this.console.log(level.toUpperCase(), source, message);
+  }
+
+  handle(request: HttpRequest): Promise<HttpResponse> {
+    return this.api.handle(request);
+  }
+
+  /** The identity public key as PEM SPKI, for `fleet device enroll`. */
+  publicKeyPem(): string {
+    const der = concatBytes(P256_SPKI_PREFIX, this.hal.crypto.p256PublicKey(this.identityKey));
+    const b64 = base64Encode(der);
+    const lines = b64.match(/.{1,64}/g) ?? [];
+    return `-----BEGIN PUBLIC KEY-----\n${lines.join('\n')}\n-----END PUBLIC KEY-----\n`;
+  }
+
+  status(): Record<string, unknown> {
+    const me = this.hal.system.identity();
+    return {
+      uuid: me.uuid,
+      role: me.role,
+      firmware_version: me.firmwareVersion,
+      build: me.build,
+      configured: me.role === 'controller' ? this.records.has('controllers', me.uuid) : this.records.has('clients', me.uuid),
+      provisioning: this.mode.status(),
+      backup: this.local.size() === null ? null : { size: this.local.size(), etag: this.local.etag() },
+      cloud: readCloudConfig(this.hal.storage)?.url ?? null,
+      clock_synchronized: this.hal.clock.synchronized(),
+    };
+  }
+
+  /** Boot: repair interrupted writes, serve the API, start the timers, provision if unconfigured. */
+  async boot(): Promise<BootResult> {
+    const me = this.hal.system.identity();
+    this.local.recover();
+    if (this.options.initialAdminPassword && !this.visual.hasPassword()) this.visual.setPassword(this.options.initialAdminPassword);
+    if (me.role === 'controller') this.hal.network.listen('ethernet', (r) => this.handle(r));
+    this.hal.network.listen('softap', (r) => this.handle(r));
+    this.hal.console.onLine((line) => void this.console.dispatch(line));
+    this.autoBackup.start();
+    this.log('info', 'boot', `${me.role} ${me.uuid} firmware ${me.firmwareVersion} (${me.build})`);
+    if (me.role === 'controller') {
+      const provisioning = await runTargetProcedure({ hal: this.hal, settings: this.settings, records: this.records, local: this.local, log: (l, m) => this.log(l, 'target', m) });
+      this.console.event({ event: 'target_provisioning', ...provisioning });
+      return { role: 'controller', provisioning };
+    }
+    const ctx = { hal: this.hal, settings: this.settings, records: this.records, log: (l: 'info' | 'warning' | 'error', m: string) => this.log(l, 'client', m) };
+    const provisioning = await clientProvisioningAttempt(ctx);
+    this.console.event({ event: 'client_provisioning', result: provisioning });
+    if (provisioning === 'configured') {
+      const normal = await startClientNormalMode(ctx);
+      this.console.event({ event: 'client_normal_mode', result: normal });
+      return { role: 'client', provisioning, normal };
+    }
+    if (provisioning !== 'provisioned') this.scheduleClientRetry(ctx);
+    return { role: 'client', provisioning };
+  }
+
+  private scheduleClientRetry(ctx: Parameters<typeof clientProvisioningAttempt>[0]): void {
+    this.hal.timers.setTimeout(() => {
+      void clientProvisioningAttempt(ctx).then((result) => {
+        this.console.event({ event: 'client_provisioning', result });
+        if (result !== 'provisioned' && result !== 'configured') this.scheduleClientRetry(ctx);
+      });
+    }, this.scanIntervalMs);
+  }
+
+  private registerCommands(): void {
+    const c = this.console;
+    c.on('help', () => ({ commands: ['help', 'status', 'reboot', 'prov on', 'prov off', 'pubkey', 'password <new>', 'cloud <url>', 'backup now', 'ota check', 'factory-reset'] }));
+    c.on('status', () => this.status());
+    c.on('reboot', () => {
+      this.hal.timers.setTimeout(() => this.hal.system.reboot('console'), 0);
+      return { rebooting: true };
+    });
+    c.on('prov on', () => this.mode.enable());
+    c.on('prov off', async () => {
+      await this.mode.disable('console');
+      return { active: false };
+    });
+    c.on('pubkey', () => ({ uuid: this.hal.system.identity().uuid, public_key_pem: this.publicKeyPem() }));
+    c.on('password', (args) => {
+      this.visual.setPassword(args);
+      return { password: 'set' };
+    });
+    c.on('cloud', (args) => {
+      if (args === 'none') writeCloudConfig(this.hal.storage, null);
+      else if (/^https?:\/\/\S+$/.test(args)) writeCloudConfig(this.hal.storage, { url: args });
+      else throw Object.assign(new Error('usage: cloud <http(s) URL> | cloud none'), { code: 'usage' });
+      return { url: readCloudConfig(this.hal.storage)?.url ?? null };
+    });
+    c.on('backup now', () => this.cloud.push());
+    c.on('ota check', () => checkAndInstall(this.hal, { reboot: true }));
+    c.on('factory-reset', () => {
+      const records = this.records.clear();
+      this.local.remove();
+      writeCloudConfig(this.hal.storage, null);
+      this.hal.storage.remove('/config/admin-password');
+      this.hal.timers.setTimeout(() => this.hal.system.reboot('factory reset'), 0);
+      return { removed_records: records, rebooting: true };
+    });
+  }
+}

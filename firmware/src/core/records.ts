@@ -1,0 +1,98 @@
+// Controller and client records (spec 2.6), one file each, encrypted at rest with the storage key
+// (FFCE framing; DESIGN.md section 3, docs/firmware-records.md). Only one record is in memory at a
+// time. Client records carry the client's `mac`; controller records the target's `ethernet_mac`:
+// they feed the provisioning allowlist (DESIGN.md section 5).
+import type { CryptoHal } from '../hal/crypto.ts';
+import type { Storage } from '../hal/storage.ts';
+import { utf8Decode, utf8Encode } from './bytes.ts';
+import { decryptFfce, encryptFfce } from './crypto/ffce.ts';
+import { isUuid, normalizeMac } from './ids.ts';
+
+export type RecordKind = 'controllers' | 'clients';
+export const RECORD_KINDS: readonly RecordKind[] = ['controllers', 'clients'];
+
+/** The MAC field each kind of record carries. */
+export const MAC_FIELD: Record<RecordKind, string> = { controllers: 'ethernet_mac', clients: 'mac' };
+
+export class RecordStore {
+  constructor(
+    private readonly storage: Storage,
+    private readonly crypto: CryptoHal,
+    private readonly key: Uint8Array,
+  ) {}
+
+  private path(kind: RecordKind, uuid: string): string {
+    return `/records/${kind}/${uuid}`;
+  }
+
+  list(kind: RecordKind): string[] {
+    const prefix = `/records/${kind}/`;
+    return this.storage
+      .list(`/records/${kind}`)
+      .map((p) => p.slice(prefix.length))
+      .filter((name) => isUuid(name));
+  }
+
+  has(kind: RecordKind, uuid: string): boolean {
+    return isUuid(uuid) && this.storage.size(this.path(kind, uuid)) !== null;
+  }
+
+  /** The record's JSON text, decrypted; null when absent or unreadable. */
+  getText(kind: RecordKind, uuid: string): string | null {
+    if (!this.has(kind, uuid)) return null;
+    const path = this.path(kind, uuid);
+    const blob = this.storage.read(path, 0, this.storage.size(path) ?? 0);
+    try {
+      return utf8Decode(decryptFfce(this.crypto, this.key, blob));
+    } catch {
+      return null;
+    }
+  }
+
+  get(kind: RecordKind, uuid: string): Record<string, unknown> | null {
+    const text = this.getText(kind, uuid);
+    if (text === null) return null;
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  }
+
+  /** Encrypts and writes one record (atomic replace). */
+  put(kind: RecordKind, uuid: string, json: string): void {
+    if (!isUuid(uuid)) throw new Error(`not a record UUID: ${uuid}`);
+    const path = this.path(kind, uuid);
+    const blob = encryptFfce(this.crypto, this.key, utf8Encode(json));
+    const tmp = `${path}.tmp`;
+    const f = this.storage.create(tmp);
+    f.write(blob);
+    f.close();
+    this.storage.rename(tmp, path);
+  }
+
+  remove(kind: RecordKind, uuid: string): boolean {
+    return isUuid(uuid) && this.storage.remove(this.path(kind, uuid));
+  }
+
+  /** Removes every record of both kinds; returns how many. */
+  clear(): number {
+    let n = 0;
+    for (const kind of RECORD_KINDS) for (const uuid of this.list(kind)) if (this.remove(kind, uuid)) n++;
+    return n;
+  }
+
+  /** The MAC a record is bound to, normalized, or null. */
+  macOf(kind: RecordKind, uuid: string): string | null {
+    return normalizeMac(this.get(kind, uuid)?.[MAC_FIELD[kind]]);
+  }
+
+  /** Every registered client MAC and controller Ethernet MAC: the provisioning allowlist. */
+  allowlist(): Set<string> {
+    const macs = new Set<string>();
+    for (const kind of RECORD_KINDS) {
+      for (const uuid of this.list(kind)) {
+        const mac = this.macOf(kind, uuid);
+        if (mac) macs.add(mac);
+      }
+    }
+    return macs;
+  }
+}

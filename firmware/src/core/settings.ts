@@ -1,0 +1,45 @@
+// Compile-time settings of the firmware (spec 8). A platform's build passes overrides (on Moddable
+// through the manifest's config, on a virtual board through the bundle's defines).
+import type { BuildKind } from '../hal/system.ts';
+
+export interface FirmwareSettings {
+  /** PROVISIONING_MODE_TTL: provisioning mode and token lifetime (spec 2.4, 3.2). */
+  provisioningModeTtlSeconds: number;
+  /** CLOUD_BACKUP_INTERVAL_SECONDS (spec 8). */
+  cloudBackupIntervalSeconds: number;
+  /** The first automatic backup runs this long after boot (spec 8: 30 s). */
+  cloudBackupFirstDelaySeconds: number;
+  /** Spec 3.6 step 2. */
+  targetConnectTimeoutMs: number;
+  /** Spec 3.6 step 8. */
+  resultDisplayMs: number;
+  /** Spec 3.2 / 8: about 2 dBm. */
+  provisioningTxPowerDbm: number;
+  /** The lowest TX power a station uses to associate for provisioning (spec 3.5 step 3). */
+  minimumTxPowerDbm: number;
+  /** Local backup limit: 512 KB less the FFCE framing, so the blob always fits (DESIGN.md section 4). */
+  maxLocalBackupBytes: number;
+  /** Size of the chunks streamed to and from flash and the network. */
+  chunkBytes: number;
+  /** Largest controller/client record accepted, in bytes. */
+  maxRecordBytes: number;
+  /** Visual-token lifetime, sliding. */
+  visualTokenTtlSeconds: number;
+}
+
+export function defaultSettings(build: BuildKind, overrides: Partial<FirmwareSettings> = {}): FirmwareSettings {
+  return {
+    provisioningModeTtlSeconds: build === 'debug' ? 30 * 60 : 5 * 60,
+    cloudBackupIntervalSeconds: 86_400,
+    cloudBackupFirstDelaySeconds: 30,
+    targetConnectTimeoutMs: 10_000,
+    resultDisplayMs: 5_000,
+    provisioningTxPowerDbm: 2,
+    minimumTxPowerDbm: 2,
+    maxLocalBackupBytes: 524_288 - 32,
+    chunkBytes: 4096,
+    maxRecordBytes: 16 * 1024,
+    visualTokenTtlSeconds: 30 * 60,
+    ...overrides,
+  };
+}

@@ -1,0 +1,16 @@
+// Every portable test case, by group. Run on Node by test/firmware/core.test.ts and inside XS by
+// test/firmware/xs-cases.test.ts.
+import type { TestCase } from './assert.ts';
+import { backupStoreCases } from './backup-store.cases.ts';
+import { clientCases } from './client.cases.ts';
+import { cryptoVectorCases } from './crypto-vectors.cases.ts';
+import { targetCases } from './target.cases.ts';
+import { tokenCases } from './tokens.cases.ts';
+
+export const caseGroups: Record<string, TestCase[]> = {
+  'crypto vectors': cryptoVectorCases,
+  'backup store': backupStoreCases,
+  'provisioning tokens': tokenCases,
+  'target procedure': targetCases,
+  'client procedure': clientCases,
+};
