@@ -1,0 +1,146 @@
+// HTTP between the host's sockets and the firmware in XS: requests that arrive on an interface's
+// listener are handed to the firmware as commands, their bodies pulled chunk by chunk; requests the
+// firmware makes are real HTTP from this process, streamed both ways. Only loopback destinations are
+// allowed: a virtual board never sends traffic off this machine.
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Iface } from '../src/hal/network.ts';
+
+const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])$/;
+
+interface Inbound {
+  req: IncomingMessage;
+  res: ServerResponse;
+  chunks: AsyncIterator<Buffer>;
+}
+
+interface Outbound {
+  req: ClientRequest;
+  response?: IncomingMessage;
+  chunks?: AsyncIterator<Buffer>;
+  timeoutMs: number;
+}
+
+export class HttpBridge {
+  private readonly inbound = new Map<number, Inbound>();
+  private readonly outbound = new Map<number, Outbound>();
+  private nextId = 1;
+
+  constructor(private readonly send: (command: Record<string, unknown>) => Promise<unknown>) {}
+
+  /** A request on one of the board's listeners, served by the firmware. */
+  serve(iface: Iface, req: IncomingMessage, res: ServerResponse): void {
+    const id = this.nextId++;
+    this.inbound.set(id, { req, res, chunks: req[Symbol.asyncIterator]() });
+    const url = new URL(req.url ?? '/', 'http://board');
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+    const query = Object.fromEntries(url.searchParams);
+    let path = url.pathname;
+    try {
+      path = decodeURI(path);
+    } catch {
+      /* the firmware answers 404 */
+    }
+    this.send({ type: 'http', request: { id, iface, method: req.method ?? 'GET', path, query, headers } })
+      .catch((err: Error) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'firmware_failed', message: err.message }));
+      })
+      .finally(() => {
+        if (!res.writableEnded) res.end();
+        this.inbound.delete(id);
+      });
+  }
+
+  /** Answers the http.* and net.* host calls; undefined for any other op. */
+  async op(c: Record<string, any>, payload: Uint8Array): Promise<{ value?: unknown; payload?: Uint8Array } | undefined> {
+    switch (c.op) {
+      case 'http.read': {
+        const r = this.inbound.get(c.id);
+        if (!r) return { value: { end: true } };
+        const next = await r.chunks.next();
+        return next.done ? { value: { end: true } } : { payload: next.value };
+      }
+      case 'http.head': {
+        const r = this.inbound.get(c.id);
+        r?.res.writeHead(c.status, c.headers);
+        return {};
+      }
+      case 'http.write': {
+        const r = this.inbound.get(c.id);
+        if (r && !r.res.write(payload)) await new Promise((ok) => r.res.once('drain', ok));
+        return {};
+      }
+      case 'http.end':
+        this.inbound.get(c.id)?.res.end();
+        return {};
+      case 'net.open':
+        return { value: this.open(c) };
+      case 'net.write': {
+        const o = this.outbound.get(c.id);
+        if (!o) throw new Error('no such request');
+        if (!o.req.write(payload)) await new Promise((ok) => o.req.once('drain', ok));
+        return {};
+      }
+      case 'net.send':
+        return { value: await this.finish(c.id) };
+      case 'net.read': {
+        const o = this.outbound.get(c.id);
+        if (!o?.chunks) return { value: { end: true } };
+        const next = await o.chunks.next();
+        if (next.done) {
+          this.outbound.delete(c.id);
+          return { value: { end: true } };
+        }
+        return { payload: next.value };
+      }
+    }
+    return undefined;
+  }
+
+  abortAll(): void {
+    for (const o of this.outbound.values()) o.req.destroy();
+    this.outbound.clear();
+    for (const r of this.inbound.values()) r.res.destroy();
+    this.inbound.clear();
+  }
+
+  private open(c: Record<string, any>): number {
+    const url = new URL(c.url);
+    if (url.protocol !== 'http:') throw new Error(`only http:// is available to a virtual board, not ${url.protocol}`);
+    if (!LOOPBACK.test(url.hostname)) throw new Error(`${url.hostname} is not a loopback address: a virtual board only reaches this machine`);
+    const id = this.nextId++;
+    const headers: Record<string, string> = { ...c.headers };
+    if (c.bodyLength > 0) headers['content-length'] = String(c.bodyLength);
+    const req = httpRequest(url, { method: c.method, headers });
+    const o: Outbound = { req, timeoutMs: c.timeoutMs };
+    req.on('error', () => undefined); // reported by finish()
+    this.outbound.set(id, o);
+    return id;
+  }
+
+  private finish(id: number): Promise<{ status: number; headers: Record<string, string> }> {
+    const o = this.outbound.get(id);
+    if (!o) return Promise.reject(new Error('no such request'));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        o.req.destroy();
+        reject(new Error(`no answer within ${o.timeoutMs} ms`));
+      }, o.timeoutMs);
+      o.req.once('error', (err) => {
+        clearTimeout(timer);
+        this.outbound.delete(id);
+        reject(err);
+      });
+      o.req.once('response', (res) => {
+        clearTimeout(timer);
+        o.response = res;
+        o.chunks = res[Symbol.asyncIterator]();
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers[k] = v;
+        resolve({ status: res.statusCode ?? 0, headers });
+      });
+      o.req.end();
+    });
+  }
+}

@@ -1,0 +1,233 @@
+// A board whose firmware runs inside the real XS engine (@agoric/xsnap's worker) while this Node
+// process provides its peripherals: a flash folder, the fuse key (HMAC only: the key never enters
+// XS), the clock and timers, HTTP listeners on distinct loopback addresses per interface, outgoing
+// HTTP, display, event log and console. The radios of the virtual air are a later layer; here the
+// SoftAP only records its state and scans find nothing.
+import { createHmac, randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { FirmwareSettings } from '../src/core/settings.ts';
+import type { Iface } from '../src/hal/network.ts';
+import type { DeviceIdentity } from '../src/hal/system.ts';
+import { decodeFrame, encodeFrame } from '../src/platform/xs-host/wire.ts';
+import { bundleForXs } from '../xs/bundle.ts';
+import { XsWorker, type MeterUsage } from '../xs/worker.ts';
+import { FlashFolder } from './flash-folder.ts';
+import { HttpBridge } from './http-bridge.ts';
+
+const ENTRY = fileURLToPath(new URL('../src/platform/xs-host/main.ts', import.meta.url));
+let bundle: Promise<string> | undefined;
+
+/** The firmware bundle for XS, built once per process. */
+export function firmwareBundle(): Promise<string> {
+  bundle ??= bundleForXs(ENTRY);
+  return bundle;
+}
+
+export interface XsBoardOptions {
+  identity: DeviceIdentity;
+  fuseKeyHex: string;
+  flashDir: string;
+  /** Loopback addresses of the two interfaces' listeners (DESIGN.md section 6). */
+  hosts?: Partial<Record<Iface, string>>;
+  settings?: Partial<FirmwareSettings>;
+  adminPassword?: string;
+  clockSynchronized?: boolean;
+}
+
+export interface MeterTotals {
+  compute: number;
+  allocate: number;
+  commands: number;
+}
+
+export class XsBoard {
+  readonly consoleLines: string[] = [];
+  readonly displayHistory: string[][] = [];
+  readonly events: { level: string; source: string; message: string }[] = [];
+  readonly reboots: string[] = [];
+  readonly urls: Partial<Record<Iface, string>> = {};
+  clockSynchronized: boolean;
+  clockOffsetMs = 0;
+  softAp: { ssid: string; password: string; txPowerDbm: number } | null = null;
+  bootResult: unknown;
+  /** Sums over every command since the last resetMeter(). */
+  meter: MeterTotals = { compute: 0, allocate: 0, commands: 0 };
+  private baselineAllocate = 0;
+  private worker!: XsWorker;
+  private readonly flash: FlashFolder;
+  private readonly http: HttpBridge;
+  private readonly servers: Server[] = [];
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly fuseKey: Buffer;
+  private closed = false;
+
+  private constructor(private readonly o: XsBoardOptions) {
+    this.fuseKey = Buffer.from(o.fuseKeyHex, 'hex');
+    if (this.fuseKey.length !== 32) throw new Error('fuseKeyHex must be 32 bytes of hex');
+    mkdirSync(o.flashDir, { recursive: true });
+    this.flash = new FlashFolder(o.flashDir);
+    this.http = new HttpBridge((command) => this.send(command));
+    this.clockSynchronized = o.clockSynchronized ?? true;
+  }
+
+  static async start(o: XsBoardOptions): Promise<XsBoard> {
+    const board = new XsBoard(o);
+    board.worker = await XsWorker.start({
+      name: o.identity.uuid,
+      handleCommand: (m) => board.onHostCall(m),
+      onOutput: (line) => board.consoleLines.push(`XS ${line}`),
+    });
+    await board.worker.evaluate(await firmwareBundle());
+    board.bootResult = await board.send({ type: 'boot', identity: o.identity, settings: o.settings ?? {}, adminPassword: o.adminPassword });
+    return board;
+  }
+
+  get identity(): DeviceIdentity {
+    return this.o.identity;
+  }
+
+  get display(): string[] {
+    return this.displayHistory[this.displayHistory.length - 1] ?? [];
+  }
+
+  /** Sends a command into the firmware and returns its answer (throws what the firmware threw). */
+  async send(command: Record<string, unknown>): Promise<any> {
+    if (this.closed) throw new Error(`board ${this.o.identity.uuid} is closed`);
+    const { reply, meterUsage } = await this.worker.issueCommand(encodeFrame(command));
+    this.account(meterUsage);
+    const frame = decodeFrame(reply).json as { ok: boolean; value?: unknown; error?: string };
+    if (!frame.ok) throw new Error(`firmware: ${frame.error}`);
+    return frame.value;
+  }
+
+  /** Types a line on the serial console; resolves with the firmware's OK/ERR answer line. */
+  async typeLine(line: string): Promise<string> {
+    const before = this.consoleLines.length;
+    await this.send({ type: 'console', line });
+    const answer = this.consoleLines.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR '));
+    if (!answer) throw new Error(`no answer to ${JSON.stringify(line)}`);
+    return answer;
+  }
+
+  resetMeter(): void {
+    this.meter = { compute: 0, allocate: 0, commands: 0 };
+    this.baselineAllocate = 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.http.abortAll();
+    await Promise.all(this.servers.map((s) => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())))));
+    await this.worker.close();
+    this.flash.closeAll();
+  }
+
+  private account(m: MeterUsage): void {
+    if (this.baselineAllocate === 0) this.baselineAllocate = m.allocate;
+    this.meter.compute += m.compute;
+    this.meter.allocate = Math.max(this.meter.allocate, m.allocate - this.baselineAllocate);
+    this.meter.commands++;
+  }
+
+  private async onHostCall(message: Uint8Array): Promise<Uint8Array> {
+    const { json, payload } = decodeFrame(message);
+    const call = json as { op: string } & Record<string, any>;
+    try {
+      const out = await this.hostOp(call, payload);
+      return encodeFrame({ ok: true, value: out?.value ?? null }, out?.payload);
+    } catch (err) {
+      return encodeFrame({ ok: false, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  private async hostOp(c: Record<string, any>, payload: Uint8Array): Promise<{ value?: unknown; payload?: Uint8Array } | void> {
+    const fsOut = this.flash.op(c, payload);
+    if (fsOut !== undefined) return fsOut;
+    const httpOut = await this.http.op(c, payload);
+    if (httpOut !== undefined) return httpOut;
+    switch (c.op) {
+      case 'clock.now':
+        return { value: Date.now() + this.clockOffsetMs };
+      case 'clock.synchronized':
+        return { value: this.clockSynchronized };
+      case 'timer.set': {
+        const t = setTimeout(() => {
+          this.timers.delete(c.id);
+          if (!this.closed) this.send({ type: 'timer', id: c.id }).catch((err) => this.consoleLines.push(`HOST timer ${c.id} failed: ${err.message}`));
+        }, c.delayMs);
+        this.timers.set(c.id, t);
+        return;
+      }
+      case 'timer.clear':
+        clearTimeout(this.timers.get(c.id));
+        this.timers.delete(c.id);
+        return;
+      case 'fuse.hmac':
+        return { payload: createHmac('sha256', this.fuseKey).update(payload).digest() };
+      case 'random':
+        return { payload: randomBytes(c.n) };
+      case 'net.listen':
+        await this.listen(c.iface as Iface);
+        return;
+      case 'radio.bssid':
+        return { value: bssidOf(this.o.identity.wifiMac) };
+      case 'radio.softap.start':
+        this.softAp = { ssid: c.ssid, password: c.password, txPowerDbm: c.txPowerDbm };
+        return;
+      case 'radio.softap.stop':
+        this.softAp = null;
+        return;
+      case 'radio.scan':
+        return { value: [] };
+      case 'radio.connect':
+        throw new Error(`no AP ${c.ssid} in range`);
+      case 'radio.station.mac':
+      case 'radio.txpower':
+      case 'radio.disconnect':
+        return;
+      case 'display.show':
+        this.displayHistory.push(c.lines);
+        return;
+      case 'eventlog.append':
+        this.events.push({ level: c.level, source: c.source, message: c.message });
+        return;
+      case 'console.write':
+        this.consoleLines.push(c.line);
+        return;
+      case 'system.reboot':
+        this.reboots.push(c.reason);
+        return;
+      case 'ota.begin':
+      case 'ota.write':
+      case 'ota.finish':
+      case 'ota.abort':
+        return this.flash.ota(c.op, c, payload);
+      case 'mqtt.connect':
+        throw new Error('no MQTT broker is attached to this board');
+    }
+    throw new Error(`unknown host call ${c.op}`);
+  }
+
+  private async listen(iface: Iface): Promise<void> {
+    const host = this.o.hosts?.[iface] ?? (iface === 'ethernet' ? '127.0.0.2' : '127.0.0.3');
+    const server = createServer((req, res) => this.http.serve(iface, req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, host, () => resolve());
+    });
+    this.servers.push(server);
+    this.urls[iface] = `http://${host}:${(server.address() as AddressInfo).port}`;
+  }
+}
+
+/** An ESP32's SoftAP MAC is its station MAC + 1. */
+export function bssidOf(wifiMac: string): string {
+  const bytes = wifiMac.split(':').map((h) => parseInt(h, 16));
+  bytes[5] = (bytes[5]! + 1) & 0xff;
+  return bytes.map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join(':');
+}

@@ -1,0 +1,254 @@
+// The firmware inside the real XS engine on a host that provides flash (a folder), the fuse key,
+// the clock and loopback listeners per interface, against the real cloud: local backup over HTTP,
+// cloud backup push/304/retrieve/delete, a replacement board that cannot decrypt, 409/503, the
+// console, OTA, automatic backup, and flash that survives a restart.
+import { createDecipheriv, createHash, createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
+import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
+
+const FUSE_A = '11'.repeat(32);
+const FUSE_B = '22'.repeat(32);
+const PASSWORD = 'bench-admin-password';
+const identity: DeviceIdentity = {
+  uuid: 'ctl-xs-0001',
+  role: 'controller',
+  ethernetMac: '24:0A:C4:E0:00:01',
+  wifiMac: '24:0A:C4:10:00:01',
+  hardwareClass: 'ctl-s3',
+  productHex: '0x00c0ffee',
+  firmwareVersion: '2026.01.01',
+  build: 'production',
+};
+
+let cloud: TestCloud;
+let dir: string;
+let board: XsBoard;
+let visual: Record<string, string>;
+const backupText = JSON.stringify({ inputs: [], outputs: Array.from({ length: 800 }, (_, i) => ({ id: i, name: `Light ${i}`, level: i % 100 })) });
+
+async function http(b: XsBoard, method: string, path: string, o: { headers?: Record<string, string>; body?: string | Buffer; iface?: 'ethernet' | 'softap' } = {}) {
+  const res = await fetch(b.urls[o.iface ?? 'ethernet']! + path, { method, headers: o.headers ?? {}, body: o.body });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  let json: any;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, bytes, json };
+}
+
+async function startBoard(o: { fuse?: string; flash?: string; id?: DeviceIdentity; settings?: object; synced?: boolean } = {}) {
+  return XsBoard.start({
+    identity: o.id ?? identity,
+    fuseKeyHex: o.fuse ?? FUSE_A,
+    flashDir: o.flash ?? join(dir, 'flash-a'),
+    adminPassword: PASSWORD,
+    settings: o.settings ?? {},
+    clockSynchronized: o.synced ?? true,
+  });
+}
+
+async function loginTo(b: XsBoard) {
+  const r = await http(b, 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+  expect(r.status).toBe(200);
+  return { 'visual-token': r.json.token as string };
+}
+
+async function enrollFromConsole(b: XsBoard) {
+  const answer = await b.typeLine('pubkey');
+  expect(answer).toMatch(/^OK /);
+  const pem = JSON.parse(answer.slice(3)).public_key_pem as string;
+  const res = await cloud.admin('PUT', `/admin/devices/${b.identity.uuid}`, { public_key: pem });
+  expect([200, 201]).toContain(res.status);
+  expect(await b.typeLine(`cloud ${cloud.url}`)).toMatch(/^OK /);
+}
+
+beforeAll(async () => {
+  cloud = await startTestCloud();
+  dir = mkdtempSync(join(tmpdir(), 'xs-board-'));
+  board = await startBoard();
+  visual = await loginTo(board);
+}, 120_000);
+afterAll(async () => {
+  await board?.close();
+  await cloud?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a controller in XS', () => {
+  it('boots unconfigured when no provisioning AP is in range, and serves each interface on its own loopback address', () => {
+    expect(board.bootResult).toMatchObject({ role: 'controller', provisioning: { kind: 'no_ap' } });
+    expect(board.urls.ethernet).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
+    expect(board.urls.softap).toMatch(/^http:\/\/127\.0\.0\.3:\d+$/);
+    expect(board.consoleLines.some((l) => l.startsWith('LOG INFO boot: controller ctl-xs-0001'))).toBe(true);
+  });
+
+  it('stores a local backup streamed over HTTP and answers it with its ETag', async () => {
+    const put = await http(board, 'PUT', '/backup', { headers: visual, body: backupText });
+    expect(put.status).toBe(200);
+    const etag = createHash('sha256').update(backupText).digest('hex');
+    expect(put.json.etag).toBe(etag);
+    const get = await http(board, 'GET', '/backup', { headers: visual });
+    expect(get.status).toBe(200);
+    expect(get.bytes.toString()).toBe(backupText);
+    expect(get.headers.get('etag')).toBe(`"${etag}"`);
+    const head = await http(board, 'HEAD', '/backup', { headers: visual });
+    expect(head.headers.get('etag')).toBe(`"${etag}"`);
+    expect(readFileSync(join(dir, 'flash-a', 'backup.json'), 'utf8')).toBe(backupText);
+    expect(readFileSync(join(dir, 'flash-a', 'backup.etag'), 'utf8')).toBe(etag);
+  });
+
+  it('refuses a provisioning-token header on the Ethernet listener (403) and accepts the interface split as real', async () => {
+    const r = await http(board, 'GET', '/api/controllers', { headers: { 'provisioning-token': 'x'.repeat(32) } });
+    expect(r.status).toBe(403);
+    const viaSoftAp = await http(board, 'GET', '/api/controllers', { iface: 'softap', headers: { 'provisioning-token': 'x'.repeat(32) } });
+    expect(viaSoftAp.status).toBe(409); // SoftAP, but provisioning mode is off
+  });
+
+  it('answers 409 for cloud backup before the cloud is configured, 503 while the clock is unsynchronized', async () => {
+    expect((await http(board, 'POST', '/api/cloud-backup', { headers: visual })).status).toBe(409);
+    await enrollFromConsole(board);
+    board.clockSynchronized = false;
+    const r = await http(board, 'POST', '/api/cloud-backup', { headers: visual });
+    expect(r.status).toBe(503);
+    expect(r.json.error).toBe('clock_not_synchronized');
+    board.clockSynchronized = true;
+  });
+
+  it('pushes the backup encrypted on-device: the cloud holds an FFCE blob only this fuse key opens; unchanged gives 304', async () => {
+    const push = await http(board, 'POST', '/api/cloud-backup', { headers: visual });
+    expect(push.status).toBe(200);
+    expect(push.json.result).toBe('stored');
+    const stored = await cloud.store.getBackup(identity.uuid);
+    expect(stored).not.toBeNull();
+    const blob = stored!.blob;
+    expect(blob.subarray(0, 4).toString()).toBe('FFCE');
+    expect(blob.includes(Buffer.from('Light 1'))).toBe(false);
+    // Decrypt on Node with the key the design derives from the fuse key.
+    const key = createHmac('sha256', Buffer.from(FUSE_A, 'hex')).update(Buffer.concat([Buffer.from('device-backup-v1'), Buffer.from([1])])).digest();
+    const d = createDecipheriv('aes-256-gcm', key, blob.subarray(4, 16));
+    d.setAAD(Buffer.from('FFCE'));
+    d.setAuthTag(blob.subarray(blob.length - 16));
+    expect(Buffer.concat([d.update(blob.subarray(16, blob.length - 16)), d.final()]).toString()).toBe(backupText);
+    expect(stored!.etag).toBe(createHash('sha256').update(backupText).digest('hex'));
+    const again = await http(board, 'POST', '/api/cloud-backup', { headers: visual });
+    expect(again.status).toBe(200);
+    expect(again.json.result).toBe('unchanged');
+  });
+
+  it('retrieves after the local copy is deleted: decrypts on-device and rewrites /backup.json and its ETag', async () => {
+    expect((await http(board, 'DELETE', '/backup', { headers: visual })).status).toBe(204);
+    const r = await http(board, 'GET', '/api/cloud-backup', { headers: visual });
+    expect(r.status).toBe(200);
+    expect(r.bytes.toString()).toBe(backupText);
+    const local = await http(board, 'GET', '/backup', { headers: visual });
+    expect(local.bytes.toString()).toBe(backupText);
+    expect(local.headers.get('etag')).toBe(`"${createHash('sha256').update(backupText).digest('hex')}"`);
+  });
+
+  it('a replacement board (another fuse key, same UUID) cannot decrypt, and keeps its own local backup', async () => {
+    const replacement = await startBoard({ fuse: FUSE_B, flash: join(dir, 'flash-b') });
+    try {
+      const auth = await loginTo(replacement);
+      await http(replacement, 'PUT', '/backup', { headers: auth, body: '{"mine":true}' });
+      await enrollFromConsole(replacement);
+      const r = await http(replacement, 'GET', '/api/cloud-backup', { headers: auth });
+      expect(r.status).toBe(422);
+      expect(r.json.error).toBe('backup_decrypt_failed');
+      expect((await http(replacement, 'GET', '/backup', { headers: auth })).bytes.toString()).toBe('{"mine":true}');
+    } finally {
+      await replacement.close();
+      await enrollFromConsole(board); // the original board's key again
+    }
+  });
+
+  it('deletes the cloud backup (204) and the local copy; then 404', async () => {
+    const del = await http(board, 'DELETE', '/api/cloud-backup', { headers: visual });
+    expect(del.status).toBe(204);
+    expect(await cloud.store.getBackup(identity.uuid)).toBeNull();
+    expect((await http(board, 'GET', '/backup', { headers: visual })).status).toBe(404);
+    expect((await http(board, 'GET', '/api/cloud-backup', { headers: visual })).status).toBe(404);
+    expect((await http(board, 'DELETE', '/api/cloud-backup', { headers: visual })).status).toBe(404);
+    expect((await http(board, 'POST', '/api/cloud-backup', { headers: visual })).status).toBe(404);
+  });
+
+  it('keeps its flash across a restart', async () => {
+    await http(board, 'PUT', '/backup', { headers: visual, body: '{"persist":1}' });
+    await board.close();
+    board = await startBoard();
+    visual = await loginTo(board);
+    expect((await http(board, 'GET', '/backup', { headers: visual })).bytes.toString()).toBe('{"persist":1}');
+  });
+});
+
+describe('OTA and automatic backup in XS', () => {
+  let images: Server;
+  let imageUrl: string;
+  const image = Buffer.alloc(200_000, 0x5a);
+
+  beforeAll(async () => {
+    images = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': image.length });
+      res.end(image);
+    });
+    await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
+    imageUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}/fw.bin`;
+  });
+  afterAll(() => images.close());
+
+  it('installs the next release after verifying size and SHA-256', async () => {
+    const sha256 = createHash('sha256').update(image).digest('hex');
+    expect((await cloud.admin('PUT', '/admin/firmware/ctl-s3/0x00c0ffee/ctl-s3/2026.02.01', { url: imageUrl, size: image.length, sha256 })).status).toBe(201);
+    const answer = await board.typeLine('ota check');
+    expect(answer).toMatch(/^OK /);
+    expect(JSON.parse(answer.slice(3))).toEqual({ kind: 'installed', version: '2026.02.01', size: image.length });
+    expect(readFileSync(join(dir, 'flash-a', '.ota', 'boot.bin')).equals(image)).toBe(true);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(board.reboots).toContain('ota 2026.02.01');
+  });
+
+  it('refuses an image whose SHA-256 does not match, and treats a 409 from the cloud as a hard error', async () => {
+    await cloud.admin('PUT', '/admin/firmware/ctl-s3/0x0badf00d/ctl-s3/2026.02.01', { url: imageUrl, size: image.length, sha256: '00'.repeat(32) });
+    const other = await startBoard({ flash: join(dir, 'flash-c'), id: { ...identity, uuid: 'ctl-xs-0002', productHex: '0x0badf00d' } });
+    try {
+      await other.typeLine(`cloud ${cloud.url}`);
+      expect(await other.typeLine('ota check')).toMatch(/^ERR hash_mismatch/);
+      await cloud.admin('PUT', '/admin/firmware/ctl-s3/0x0badf00d/ctl-s3/2026.01.01');
+      await cloud.admin('POST', '/admin/firmware/ctl-s3/0x0badf00d/ctl-s3/2026.02.01/revoke');
+      await cloud.admin('POST', '/admin/firmware/ctl-s3/0x0badf00d/ctl-s3/2026.01.01/revoke');
+      await cloud.admin('PUT', '/admin/firmware/ctl-s3/0x0badf00d/ctl-s3/2025.12.01');
+      expect(await other.typeLine('ota check')).toMatch(/^ERR check_failed update check answered 409/);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('backs up automatically after the first delay, skipping silently without /backup.json', async () => {
+    const id = { ...identity, uuid: 'ctl-xs-0003' };
+    const auto = await startBoard({ flash: join(dir, 'flash-d'), id, settings: { cloudBackupFirstDelaySeconds: 0.3, cloudBackupIntervalSeconds: 0.6 } });
+    try {
+      await enrollFromConsole(auto);
+      await new Promise((r) => setTimeout(r, 800));
+      expect(await cloud.store.getBackup(id.uuid)).toBeNull();
+      expect(auto.events.filter((e) => e.source === 'backup')).toEqual([]);
+      const auth = await loginTo(auto);
+      await http(auto, 'PUT', '/backup', { headers: auth, body: '{"auto":true}' });
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline && !(await cloud.store.getBackup(id.uuid))) await new Promise((r) => setTimeout(r, 100));
+      expect((await cloud.store.getBackup(id.uuid))?.etag).toBe(createHash('sha256').update('{"auto":true}').digest('hex'));
+      const logged = () => auto.events.some((e) => e.source === 'backup' && /automatic cloud backup: stored/.test(e.message));
+      while (Date.now() < deadline && !logged()) await new Promise((r) => setTimeout(r, 50));
+      expect(logged()).toBe(true);
+    } finally {
+      await auto.close();
+    }
+  });
+});
