@@ -25,7 +25,10 @@ export class HttpBridge {
   private readonly outbound = new Map<number, Outbound>();
   private nextId = 1;
 
-  constructor(private readonly send: (command: Record<string, unknown>) => Promise<unknown>) {}
+  constructor(
+    private readonly send: (command: Record<string, unknown>) => Promise<unknown>,
+    private readonly stationMacOf: (iface: Iface) => string | undefined,
+  ) {}
 
   /** A request on one of the board's listeners, served by the firmware. */
   serve(iface: Iface, req: IncomingMessage, res: ServerResponse): void {
@@ -41,7 +44,8 @@ export class HttpBridge {
     } catch {
       /* the firmware answers 404 */
     }
-    this.send({ type: 'http', request: { id, iface, method: req.method ?? 'GET', path, query, headers } })
+    const stationMac = this.stationMacOf(iface);
+    this.send({ type: 'http', request: { id, iface, method: req.method ?? 'GET', path, query, headers, ...(stationMac ? { stationMac } : {}) } })
       .catch((err: Error) => {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: 'firmware_failed', message: err.message }));

@@ -1,8 +1,8 @@
 // A board whose firmware runs inside the real XS engine (@agoric/xsnap's worker) while this Node
 // process provides its peripherals: a flash folder, the fuse key (HMAC only: the key never enters
 // XS), the clock and timers, HTTP listeners on distinct loopback addresses per interface, outgoing
-// HTTP, display, event log and console. The radios of the virtual air are a later layer; here the
-// SoftAP only records its state and scans find nothing.
+// HTTP, display, event log and console, and (when given) a VirtualAir for SoftAPs and stations.
+// Without an air the SoftAP only records its state and scans find nothing.
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -14,6 +14,7 @@ import type { DeviceIdentity } from '../src/hal/system.ts';
 import { decodeFrame, encodeFrame } from '../src/platform/xs-host/wire.ts';
 import { bundleForXs } from '../xs/bundle.ts';
 import { XsWorker, type MeterUsage } from '../xs/worker.ts';
+import type { VirtualAir } from './air.ts';
 import { FlashFolder } from './flash-folder.ts';
 import { HttpBridge } from './http-bridge.ts';
 
@@ -35,6 +36,7 @@ export interface XsBoardOptions {
   settings?: Partial<FirmwareSettings>;
   adminPassword?: string;
   clockSynchronized?: boolean;
+  air?: VirtualAir;
 }
 
 export interface MeterTotals {
@@ -63,13 +65,20 @@ export class XsBoard {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly fuseKey: Buffer;
   private closed = false;
+  private stationMac: string;
+  private association: { bssid: string } | null = null;
 
   private constructor(private readonly o: XsBoardOptions) {
     this.fuseKey = Buffer.from(o.fuseKeyHex, 'hex');
     if (this.fuseKey.length !== 32) throw new Error('fuseKeyHex must be 32 bytes of hex');
     mkdirSync(o.flashDir, { recursive: true });
     this.flash = new FlashFolder(o.flashDir);
-    this.http = new HttpBridge((command) => this.send(command));
+    this.stationMac = o.identity.wifiMac;
+    // On the SoftAP listener the sender is the one associated station (spec 2.5: one at a time).
+    this.http = new HttpBridge(
+      (command) => this.send(command),
+      (iface) => (iface === 'softap' ? (o.air?.stationOf(bssidOf(o.identity.wifiMac)) ?? undefined) : undefined),
+    );
     this.clockSynchronized = o.clockSynchronized ?? true;
   }
 
@@ -178,17 +187,36 @@ export class XsBoard {
         return { value: bssidOf(this.o.identity.wifiMac) };
       case 'radio.softap.start':
         this.softAp = { ssid: c.ssid, password: c.password, txPowerDbm: c.txPowerDbm };
+        this.o.air?.start({
+          ssid: c.ssid,
+          bssid: bssidOf(this.o.identity.wifiMac),
+          password: c.password,
+          txPowerDbm: c.txPowerDbm,
+          maxStations: c.maxStations,
+          gatewayUrl: () => this.urls.softap,
+          associate: async (mac) => void (await this.send({ type: 'associated', mac })),
+        });
         return;
       case 'radio.softap.stop':
         this.softAp = null;
+        this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
         return;
       case 'radio.scan':
-        return { value: [] };
-      case 'radio.connect':
-        throw new Error(`no AP ${c.ssid} in range`);
+        return { value: this.o.air?.scan() ?? [] };
+      case 'radio.connect': {
+        if (!this.o.air) throw new Error(`no AP ${c.ssid} in range`);
+        const joined = await this.o.air.connect({ ssid: c.ssid, password: c.password, bssid: c.bssid, mac: this.stationMac });
+        this.association = { bssid: joined.bssid };
+        return { value: { gatewayUrl: joined.gatewayUrl } };
+      }
       case 'radio.station.mac':
-      case 'radio.txpower':
+        this.stationMac = c.mac;
+        return;
       case 'radio.disconnect':
+        if (this.association) this.o.air?.disconnect(this.association.bssid, this.stationMac);
+        this.association = null;
+        return;
+      case 'radio.txpower':
         return;
       case 'display.show':
         this.displayHistory.push(c.lines);
