@@ -7,16 +7,35 @@ import type { Iface } from '../src/hal/network.ts';
 
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])$/;
 
+/** Hands a stream's chunks out in pieces of at most `max` bytes (a board's buffers are small). */
+class ChunkCutter {
+  private rest: Buffer | null = null;
+
+  constructor(private readonly chunks: AsyncIterator<Buffer>) {}
+
+  async next(max: number): Promise<Buffer | null> {
+    if (!this.rest || this.rest.length === 0) {
+      const n = await this.chunks.next();
+      if (n.done) return null;
+      this.rest = n.value;
+    }
+    const limit = Math.max(1, max || this.rest.length);
+    const piece = this.rest.subarray(0, limit);
+    this.rest = this.rest.subarray(piece.length);
+    return piece;
+  }
+}
+
 interface Inbound {
   req: IncomingMessage;
   res: ServerResponse;
-  chunks: AsyncIterator<Buffer>;
+  chunks: ChunkCutter;
 }
 
 interface Outbound {
   req: ClientRequest;
   response?: IncomingMessage;
-  chunks?: AsyncIterator<Buffer>;
+  chunks?: ChunkCutter;
   timeoutMs: number;
 }
 
@@ -33,7 +52,7 @@ export class HttpBridge {
   /** A request on one of the board's listeners, served by the firmware. */
   serve(iface: Iface, req: IncomingMessage, res: ServerResponse): void {
     const id = this.nextId++;
-    this.inbound.set(id, { req, res, chunks: req[Symbol.asyncIterator]() });
+    this.inbound.set(id, { req, res, chunks: new ChunkCutter(req[Symbol.asyncIterator]()) });
     const url = new URL(req.url ?? '/', 'http://board');
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
@@ -62,8 +81,8 @@ export class HttpBridge {
       case 'http.read': {
         const r = this.inbound.get(c.id);
         if (!r) return { value: { end: true } };
-        const next = await r.chunks.next();
-        return next.done ? { value: { end: true } } : { payload: next.value };
+        const piece = await r.chunks.next(c.max);
+        return piece === null ? { value: { end: true } } : { payload: piece };
       }
       case 'http.head': {
         const r = this.inbound.get(c.id);
@@ -91,12 +110,12 @@ export class HttpBridge {
       case 'net.read': {
         const o = this.outbound.get(c.id);
         if (!o?.chunks) return { value: { end: true } };
-        const next = await o.chunks.next();
-        if (next.done) {
+        const piece = await o.chunks.next(c.max);
+        if (piece === null) {
           this.outbound.delete(c.id);
           return { value: { end: true } };
         }
-        return { payload: next.value };
+        return { payload: piece };
       }
     }
     return undefined;
@@ -139,7 +158,7 @@ export class HttpBridge {
       o.req.once('response', (res) => {
         clearTimeout(timer);
         o.response = res;
-        o.chunks = res[Symbol.asyncIterator]();
+        o.chunks = new ChunkCutter(res[Symbol.asyncIterator]());
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers[k] = v;
         resolve({ status: res.statusCode ?? 0, headers });

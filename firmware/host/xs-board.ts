@@ -37,6 +37,8 @@ export interface XsBoardOptions {
   adminPassword?: string;
   clockSynchronized?: boolean;
   air?: VirtualAir;
+  /** Start the engine but wait for boot() (a bench prepares the heap first). */
+  deferBoot?: boolean;
 }
 
 export interface MeterTotals {
@@ -55,9 +57,13 @@ export class XsBoard {
   clockOffsetMs = 0;
   softAp: { ssid: string; password: string; txPowerDbm: number } | null = null;
   bootResult: unknown;
-  /** Sums over every command since the last resetMeter(). */
+  /**
+   * Since the last resetMeter() (start() resets it just before booting): XS computrons summed over
+   * every command, and the growth of the engine's heap (meterUsage.allocate) over its size then.
+   */
   meter: MeterTotals = { compute: 0, allocate: 0, commands: 0 };
   private baselineAllocate = 0;
+  private lastAllocate = 0;
   private worker!: XsWorker;
   private readonly flash: FlashFolder;
   private readonly http: HttpBridge;
@@ -65,6 +71,7 @@ export class XsBoard {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly fuseKey: Buffer;
   private closed = false;
+  private readonly inFlight = new Set<Promise<unknown>>();
   private stationMac: string;
   private association: { bssid: string } | null = null;
 
@@ -89,9 +96,23 @@ export class XsBoard {
       handleCommand: (m) => board.onHostCall(m),
       onOutput: (line) => board.consoleLines.push(`XS ${line}`),
     });
-    await board.worker.evaluate(await firmwareBundle());
-    board.bootResult = await board.send({ type: 'boot', identity: o.identity, settings: o.settings ?? {}, adminPassword: o.adminPassword });
+    board.account((await board.worker.evaluate(await firmwareBundle())).meterUsage);
+    if (!o.deferBoot) await board.boot();
     return board;
+  }
+
+  /** Boots the firmware (start() does it unless deferBoot); the meter restarts just before. */
+  async boot(): Promise<unknown> {
+    this.resetMeter();
+    this.bootResult = await this.send({ type: 'boot', identity: this.o.identity, settings: this.o.settings ?? {}, adminPassword: this.o.adminPassword });
+    return this.bootResult;
+  }
+
+  /** Evaluates a script in the engine beside the firmware (bench probes); metered like a command. */
+  async evaluate(code: string): Promise<MeterUsage> {
+    const { meterUsage } = await this.worker.evaluate(code);
+    this.account(meterUsage);
+    return meterUsage;
   }
 
   get identity(): DeviceIdentity {
@@ -105,7 +126,15 @@ export class XsBoard {
   /** Sends a command into the firmware and returns its answer (throws what the firmware threw). */
   async send(command: Record<string, unknown>): Promise<any> {
     if (this.closed) throw new Error(`board ${this.o.identity.uuid} is closed`);
-    const { reply, meterUsage } = await this.worker.issueCommand(encodeFrame(command));
+    const pending = this.worker.issueCommand(encodeFrame(command));
+    this.inFlight.add(pending);
+    let result: Awaited<typeof pending>;
+    try {
+      result = await pending;
+    } finally {
+      this.inFlight.delete(pending);
+    }
+    const { reply, meterUsage } = result;
     this.account(meterUsage);
     const frame = decodeFrame(reply).json as { ok: boolean; value?: unknown; error?: string };
     if (!frame.ok) throw new Error(`firmware: ${frame.error}`);
@@ -121,9 +150,18 @@ export class XsBoard {
     return answer;
   }
 
+  /**
+   * Resolves when no command is in flight. An HTTP client has its whole answer before the command
+   * that produced it has returned (and been metered), so measurements wait for this.
+   */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Starts a new measurement: compute summed, allocate as growth over the heap size now. */
   resetMeter(): void {
     this.meter = { compute: 0, allocate: 0, commands: 0 };
-    this.baselineAllocate = 0;
+    this.baselineAllocate = this.lastAllocate;
   }
 
   async close(): Promise<void> {
@@ -137,7 +175,7 @@ export class XsBoard {
   }
 
   private account(m: MeterUsage): void {
-    if (this.baselineAllocate === 0) this.baselineAllocate = m.allocate;
+    this.lastAllocate = m.allocate;
     this.meter.compute += m.compute;
     this.meter.allocate = Math.max(this.meter.allocate, m.allocate - this.baselineAllocate);
     this.meter.commands++;

@@ -1,8 +1,17 @@
 // A streaming JSON syntax check with bounded memory: a 512 KB backup received during controller
 // provisioning is validated chunk by chunk as it is written to flash (spec 3.6 step 7, "Backup parse
-// or write failed"), never held whole. Checks RFC 8259 syntax; values are not kept.
+// or write failed"), never held whole. Checks RFC 8259 syntax; values are not kept, and nothing is
+// allocated per byte (the heap of a board is small and its collector slow).
 
 const enum S { Value, AfterValue, ObjectKeyOrEnd, ObjectKey, Colon, ArrayValueOrEnd, String, Escape, Unicode, Number, Literal, Done }
+
+/** Where a number is in its grammar (RFC 8259 section 6). */
+const enum N { Minus, Zero, Int, Dot, Frac, Exp, ExpSign, ExpDigits }
+
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const isHex = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+/** The characters allowed after a backslash: " \ / b f n r t (u is handled apart). */
+const isEscape = (c: number) => c === 0x22 || c === 0x5c || c === 0x2f || c === 0x62 || c === 0x66 || c === 0x6e || c === 0x72 || c === 0x74;
 
 const MAX_DEPTH = 64;
 
@@ -13,7 +22,7 @@ export class JsonValidator {
   private unicodeLeft = 0;
   private literal = '';
   private literalAt = 0;
-  private numberText = '';
+  private number = N.Int;
   private failed: string | null = null;
 
   /** Feeds bytes (UTF-8; multi-byte sequences only matter inside strings, which accept them). */
@@ -44,11 +53,11 @@ export class JsonValidator {
         if (c === 0x75) {
           this.state = S.Unicode;
           this.unicodeLeft = 4;
-        } else if ('"\\/bfnrt'.includes(String.fromCharCode(c))) this.state = S.String;
+        } else if (isEscape(c)) this.state = S.String;
         else this.fail('bad escape');
         return;
       case S.Unicode:
-        if (!/[0-9a-fA-F]/.test(String.fromCharCode(c))) return this.fail('bad \\u escape');
+        if (!isHex(c)) return this.fail('bad \\u escape');
         if (--this.unicodeLeft === 0) this.state = S.String;
         return;
       case S.Literal:
@@ -56,11 +65,7 @@ export class JsonValidator {
         if (this.literalAt === this.literal.length) this.state = S.AfterValue;
         return;
       case S.Number:
-        if (/[0-9eE+\-.]/.test(String.fromCharCode(c))) {
-          if (this.numberText.length > 64) return this.fail('number too long');
-          this.numberText += String.fromCharCode(c);
-          return;
-        }
+        if (this.numberStep(c)) return;
         this.endNumber();
         if (this.failed === null) this.step(c);
         return;
@@ -107,8 +112,8 @@ export class JsonValidator {
     } else if (c === 0x22) {
       this.stringIsKey = false;
       this.state = S.String;
-    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      this.numberText = String.fromCharCode(c);
+    } else if (c === 0x2d || isDigit(c)) {
+      this.number = c === 0x2d ? N.Minus : c === 0x30 ? N.Zero : N.Int;
       this.state = S.Number;
     } else if (c === 0x74 || c === 0x66 || c === 0x6e) {
       this.literal = c === 0x74 ? 'true' : c === 0x66 ? 'false' : 'null';
@@ -119,8 +124,43 @@ export class JsonValidator {
     }
   }
 
+  /** Consumes one character of a number; false when the character ends it. */
+  private numberStep(c: number): boolean {
+    const d = isDigit(c);
+    switch (this.number) {
+      case N.Minus:
+        if (!d) return false;
+        this.number = c === 0x30 ? N.Zero : N.Int;
+        return true;
+      case N.Zero:
+      case N.Int:
+      case N.Frac:
+        if (d && this.number !== N.Zero) return true;
+        if (c === 0x2e && this.number !== N.Frac) this.number = N.Dot;
+        else if (c === 0x65 || c === 0x45) this.number = N.Exp;
+        else return false;
+        return true;
+      case N.Dot:
+        if (!d) return false;
+        this.number = N.Frac;
+        return true;
+      case N.Exp:
+        if (c === 0x2b || c === 0x2d) this.number = N.ExpSign;
+        else if (d) this.number = N.ExpDigits;
+        else return false;
+        return true;
+      case N.ExpSign:
+        if (!d) return false;
+        this.number = N.ExpDigits;
+        return true;
+      case N.ExpDigits:
+        return d;
+    }
+  }
+
+  /** A number may end only after a digit. */
   private endNumber(): void {
-    if (!/^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/.test(this.numberText)) return this.fail('bad number');
+    if (this.number === N.Minus || this.number === N.Dot || this.number === N.Exp || this.number === N.ExpSign) return this.fail('bad number');
     this.state = S.AfterValue;
   }
 

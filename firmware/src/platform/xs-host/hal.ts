@@ -17,13 +17,15 @@ export interface Inbound {
 }
 
 const EVENT_LOG_ENTRIES = 64;
+/** The largest piece of a network body handed to the firmware at once, as a board's TCP buffers would. */
+const NET_CHUNK_BYTES = 4096;
 
 function bodyOf(id: number, op: string): BodyReader {
   let ended = false;
   return {
     async read() {
       if (ended) return null;
-      const r = hostCall(op, { id });
+      const r = hostCall(op, { id, max: NET_CHUNK_BYTES });
       if (r.value?.end) {
         ended = true;
         return null;

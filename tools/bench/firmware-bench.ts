@@ -1,0 +1,155 @@
+// npm run bench:firmware: the firmware inside the real XS engine on virtual boards, measured with the
+// worker's meters. For each case one line:
+//   case <name> compute=<XS computrons> heap_growth_bytes=<growth of meterUsage.allocate>
+// The ESP32 budget is about 79 KB of chunk heap and 79 KB of slot heap; growth must stay well inside
+// it and must not grow with the backup's size. xsnap starts XS with a 32 MiB chunk heap, so allocate
+// stays flat for small work; each line therefore also gives chunk_peak_kb<=N, the smallest free chunk
+// heap the case ran in without the engine growing its heap (heap-probe.ts). Figures, not assertions.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../cloud/config.ts';
+import { startCloudServer } from '../../cloud/server.ts';
+import { SqliteStore } from '../../cloud/store/sqlite.ts';
+import { VirtualAir } from '../../firmware/host/air.ts';
+import { XsBoard, type MeterTotals } from '../../firmware/host/xs-board.ts';
+import { HEADROOMS_KB, leaveHeadroom, smallestFit, type ProbeCase } from './heap-probe.ts';
+import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
+
+const PASSWORD = 'bench-admin-password';
+const ESP32_HEAP_BYTES = 79 * 1024;
+
+function identity(n: number): DeviceIdentity {
+  const h = n.toString(16).padStart(4, '0').toUpperCase();
+  return { uuid: `bench-ctl-${n}`, role: 'controller', ethernetMac: `24:0A:C4:E0:${h.slice(0, 2)}:${h.slice(2)}`, wifiMac: `24:0A:C4:10:${h.slice(0, 2)}:${h.slice(2)}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
+}
+
+/** A JSON backup of exactly `bytes` bytes, shaped like a controller configuration export. */
+export function backupOfSize(bytes: number): string {
+  const outputs: string[] = [];
+  let size = '{"outputs":[],"pad":""}'.length;
+  for (let i = 0; size + 40 < bytes; i++) {
+    const item = `{"id":${i},"name":"Light ${String(i).padStart(5, '0')}","level":${i % 100}}`;
+    outputs.push(item);
+    size += item.length + (outputs.length > 1 ? 1 : 0);
+  }
+  const head = `{"outputs":[${outputs.join(',')}],"pad":"`;
+  return head + ' '.repeat(bytes - head.length - 2) + '"}';
+}
+
+async function http(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+  const res = await fetch(b.urls.ethernet + path, { method, headers, body });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+async function measure(board: XsBoard, work: () => Promise<unknown>): Promise<MeterTotals> {
+  await board.idle();
+  board.resetMeter();
+  await work();
+  await board.idle();
+  return { ...board.meter };
+}
+
+function line(name: string, m: MeterTotals, peakKb: number | null): string {
+  return `case ${name} compute=${m.compute} heap_growth_bytes=${m.allocate} chunk_peak_kb<=${peakKb ?? `>${HEADROOMS_KB[HEADROOMS_KB.length - 1]}`}`;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'fw-bench-'));
+  const store = new SqliteStore(':memory:');
+  const cloud = await startCloudServer(loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: ':memory:', JWT_SECRET: 'bench-secret-0123456789' }), { store, sink: () => undefined });
+  const air = new VirtualAir();
+  const boards: XsBoard[] = [];
+  const start = async (n: number, settings = {}) => {
+    const b = await XsBoard.start({ identity: identity(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air, settings });
+    boards.push(b);
+    return b;
+  };
+  const lines: string[] = [];
+  const report = (name: string, m: MeterTotals, peakKb: number | null) => {
+    const l = line(name, m, peakKb);
+    lines.push(l);
+    process.stdout.write(l + '\n');
+  };
+  /** Meters one run, then brackets the chunk-heap peak with repeated runs. */
+  const bench = async (name: string, board: XsBoard, c: ProbeCase) => {
+    await c.prepare?.();
+    const m = await measure(board, c.work);
+    report(name, m, await smallestFit(board, HEADROOMS_KB, c));
+  };
+  try {
+    const board = await start(1);
+    const auth = { 'visual-token': (await http(board, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token };
+    const pem = JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem;
+    const { mintToken } = await import('../../cloud/auth/jwt.ts');
+    const token = await mintToken(new TextEncoder().encode('bench-secret-0123456789'));
+    await fetch(`${cloud.url}/admin/devices/${board.identity.uuid}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ public_key: pem }) });
+    await board.typeLine(`cloud ${cloud.url}`);
+
+    // Warm-up: the first request of each kind grows the heap for code paths, not for data.
+    await http(board, 'PUT', '/backup', auth, backupOfSize(4096));
+    await http(board, 'POST', '/api/cloud-backup', auth);
+
+    let variant = 0;
+    // A different backup each run, so that a push is never answered 304.
+    const fresh = (size: number) => backupOfSize(size).replace('"pad":"', `"pad":"${String(++variant).padStart(6, '0')}`).slice(0, size - 2) + '"}';
+    for (const [label, size] of [['64k', 65_536], ['512k', 524_256]] as const) {
+      await bench(`put_backup_${label}`, board, { work: () => http(board, 'PUT', '/backup', auth, fresh(size)) });
+      await bench(`cloud_push_${label}`, board, { prepare: () => http(board, 'PUT', '/backup', auth, fresh(size)), work: () => http(board, 'POST', '/api/cloud-backup', auth) });
+    }
+    await bench('cloud_retrieve_512k', board, { prepare: () => http(board, 'DELETE', '/backup', auth), work: () => http(board, 'GET', '/api/cloud-backup', auth) });
+
+    // Target procedure: a source with 10 controllers (one is the target), 50 clients, 512 KB backup.
+    const source = await start(2);
+    const sauth = { 'visual-token': (await http(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
+    await http(source, 'PUT', '/api/controllers/bench-ctl-3', sauth, JSON.stringify({ ethernet_mac: identity(3).ethernetMac, name: 'target' }));
+    for (let i = 0; i < 9; i++) await http(source, 'PUT', `/api/controllers/ctl-${i}`, sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
+    for (let i = 0; i < 50; i++) {
+      await http(source, 'PUT', `/api/clients/lamp-${i}`, sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: '-----BEGIN CERTIFICATE-----\n' + 'A'.repeat(900) + '\n-----END CERTIFICATE-----\n' }));
+    }
+    await http(source, 'PUT', '/backup', sauth, backupOfSize(524_256));
+    await http(source, 'PUT', '/api/provisioning', sauth);
+    const t0 = Date.now();
+    const target = await start(3, { resultDisplayMs: 60_000 });
+    const wallMs = Date.now() - t0;
+    const outcome = target.bootResult as { provisioning: { kind: string; lines?: string[] } };
+    await target.close();
+    // The same procedure on fresh targets whose heap has only a given headroom left.
+    let peak: number | null = null;
+    for (const h of HEADROOMS_KB) {
+      const t = await XsBoard.start({ identity: identity(3), fuseKeyHex: '03'.repeat(32), flashDir: join(dir, `flash-3-${h}`), adminPassword: PASSWORD, air, settings: { resultDisplayMs: 60_000 }, deferBoot: true });
+      try {
+        await leaveHeadroom(t, h);
+        const before = (await t.evaluate('1')).allocate;
+        const r = (await t.boot()) as { provisioning: { ok?: boolean } };
+        await t.idle();
+        if (!r.provisioning.ok) throw new Error('the probed target procedure did not succeed');
+        if ((await t.evaluate('1')).allocate === before) {
+          peak = h;
+          break;
+        }
+      } finally {
+        await t.close();
+      }
+    }
+    report('target_procedure_10c_50l_512k', target.meter, peak);
+    process.stdout.write(`  target outcome: ${JSON.stringify(outcome.provisioning.lines ?? outcome.provisioning.kind)}, wall time ${wallMs} ms (including XS start)\n`);
+  } finally {
+    await Promise.all(boards.map((b) => b.close()));
+    await cloud.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const growth = (name: string) => Number(/heap_growth_bytes=(\d+)/.exec(lines.find((l) => l.includes(` ${name} `)) ?? '')?.[1]);
+  const peakOf = (name: string) => /chunk_peak_kb<=(\S+)/.exec(lines.find((l) => l.includes(` ${name} `)) ?? '')?.[1];
+  for (const kind of ['put_backup', 'cloud_push']) {
+    const a = growth(`${kind}_64k`);
+    const b = growth(`${kind}_512k`);
+    process.stdout.write(`${kind}: heap growth 64k=${a} 512k=${b}; chunk peak 64k<=${peakOf(`${kind}_64k`)} KB, 512k<=${peakOf(`${kind}_512k`)} KB\n`);
+  }
+  process.stdout.write(`largest heap growth: ${Math.max(...lines.map((l) => Number(/heap_growth_bytes=(\d+)/.exec(l)?.[1] ?? 0)))} bytes (ESP32 budget about ${ESP32_HEAP_BYTES} + ${ESP32_HEAP_BYTES})\n`);
+}
+
+await main();
