@@ -13,6 +13,7 @@ import { startCloudServer } from '../../cloud/server.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import { VirtualAir } from '../../firmware/host/air.ts';
 import { XsBoard, type MeterTotals } from '../../firmware/host/xs-board.ts';
+import { backupOfSize } from './firmware-bench-lib.ts';
 import { HEADROOMS_KB, leaveHeadroom, smallestFit, type ProbeCase } from './heap-probe.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 
@@ -22,19 +23,6 @@ const ESP32_HEAP_BYTES = 79 * 1024;
 function identity(n: number): DeviceIdentity {
   const h = n.toString(16).padStart(4, '0').toUpperCase();
   return { uuid: `bench-ctl-${n}`, role: 'controller', ethernetMac: `24:0A:C4:E0:${h.slice(0, 2)}:${h.slice(2)}`, wifiMac: `24:0A:C4:10:${h.slice(0, 2)}:${h.slice(2)}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
-}
-
-/** A JSON backup of exactly `bytes` bytes, shaped like a controller configuration export. */
-export function backupOfSize(bytes: number): string {
-  const outputs: string[] = [];
-  let size = '{"outputs":[],"pad":""}'.length;
-  for (let i = 0; size + 40 < bytes; i++) {
-    const item = `{"id":${i},"name":"Light ${String(i).padStart(5, '0')}","level":${i % 100}}`;
-    outputs.push(item);
-    size += item.length + (outputs.length > 1 ? 1 : 0);
-  }
-  const head = `{"outputs":[${outputs.join(',')}],"pad":"`;
-  return head + ' '.repeat(bytes - head.length - 2) + '"}';
 }
 
 async function http(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: string) {

@@ -9,29 +9,54 @@ const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 const BASE64_VALUES: ReadonlyMap<string, number> = new Map(
   Array.from(BASE64_ALPHABET, (char, value) => [char, value] as const),
 );
-/** Code units per String.fromCharCode call: keeps argument lists well under engine limits. */
-const DECODE_BATCH_UNITS = 1024;
+/**
+ * Code units per String.fromCharCode call. Small on purpose: the batch is a typed array (2 bytes a
+ * unit), where a plain array would cost a whole slot per unit in XS's chunk heap.
+ */
+const DECODE_BATCH_UNITS = 256;
 
-/** UTF-8 of a string. Lone surrogates become U+FFFD, as the WHATWG encoder and Node do. */
+/** The code point at `i` of `text`, with lone surrogates as U+FFFD; `width` is 1 or 2 code units. */
+function codePointAt(text: string, i: number): { codePoint: number; width: number } {
+  const unit = text.charCodeAt(i);
+  if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+    const low = text.charCodeAt(i + 1);
+    if (low >= 0xdc00 && low <= 0xdfff) return { codePoint: 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00), width: 2 };
+  }
+  return { codePoint: unit >= 0xd800 && unit <= 0xdfff ? 0xfffd : unit, width: 1 };
+}
+
+/**
+ * UTF-8 of a string. Lone surrogates become U+FFFD, as the WHATWG encoder and Node do. Two passes
+ * (length, then bytes) so that nothing but the result is allocated: a board's heap is small.
+ */
 export function utf8Encode(text: string): Uint8Array {
-  const out: number[] = [];
-  for (const char of text) {
-    let codePoint = char.codePointAt(0) ?? 0xfffd;
-    if (codePoint >= 0xd800 && codePoint <= 0xdfff) codePoint = 0xfffd;
-    if (codePoint < 0x80) out.push(codePoint);
-    else if (codePoint < 0x800) out.push(0xc0 | (codePoint >> 6), 0x80 | (codePoint & 0x3f));
-    else if (codePoint < 0x10000) {
-      out.push(0xe0 | (codePoint >> 12), 0x80 | ((codePoint >> 6) & 0x3f), 0x80 | (codePoint & 0x3f));
+  let length = 0;
+  for (let i = 0; i < text.length; ) {
+    const { codePoint, width } = codePointAt(text, i);
+    length += codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
+    i += width;
+  }
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (let i = 0; i < text.length; ) {
+    const { codePoint, width } = codePointAt(text, i);
+    i += width;
+    if (codePoint < 0x80) out[at++] = codePoint;
+    else if (codePoint < 0x800) {
+      out[at++] = 0xc0 | (codePoint >> 6);
+      out[at++] = 0x80 | (codePoint & 0x3f);
+    } else if (codePoint < 0x10000) {
+      out[at++] = 0xe0 | (codePoint >> 12);
+      out[at++] = 0x80 | ((codePoint >> 6) & 0x3f);
+      out[at++] = 0x80 | (codePoint & 0x3f);
     } else {
-      out.push(
-        0xf0 | (codePoint >> 18),
-        0x80 | ((codePoint >> 12) & 0x3f),
-        0x80 | ((codePoint >> 6) & 0x3f),
-        0x80 | (codePoint & 0x3f),
-      );
+      out[at++] = 0xf0 | (codePoint >> 18);
+      out[at++] = 0x80 | ((codePoint >> 12) & 0x3f);
+      out[at++] = 0x80 | ((codePoint >> 6) & 0x3f);
+      out[at++] = 0x80 | (codePoint & 0x3f);
     }
   }
-  return Uint8Array.from(out);
+  return out;
 }
 
 /**
@@ -40,7 +65,12 @@ export function utf8Encode(text: string): Uint8Array {
  */
 export function utf8Decode(bytes: Uint8Array): string {
   const parts: string[] = [];
-  let units: number[] = [];
+  const units = new Uint16Array(DECODE_BATCH_UNITS + 1);
+  let count = 0;
+  const flush = () => {
+    parts.push(String.fromCharCode.apply(null, units.subarray(0, count) as unknown as number[]));
+    count = 0;
+  };
   let i = 0;
   while (i < bytes.length) {
     const lead = bytes[i]!;
@@ -67,16 +97,16 @@ export function utf8Decode(bytes: Uint8Array): string {
     if (codePoint < min || codePoint > 0x10ffff || (codePoint >= 0xd800 && codePoint <= 0xdfff)) {
       throw new Error(`invalid UTF-8: bad code point at offset ${i}`);
     }
-    if (codePoint < 0x10000) units.push(codePoint);
-    else units.push(0xd800 + ((codePoint - 0x10000) >> 10), 0xdc00 + ((codePoint - 0x10000) & 0x3ff));
-    if (units.length >= DECODE_BATCH_UNITS) {
-      parts.push(String.fromCharCode(...units));
-      units = [];
+    if (codePoint < 0x10000) units[count++] = codePoint;
+    else {
+      units[count++] = 0xd800 + ((codePoint - 0x10000) >> 10);
+      units[count++] = 0xdc00 + ((codePoint - 0x10000) & 0x3ff);
     }
+    if (count >= DECODE_BATCH_UNITS) flush();
     i += length;
   }
-  parts.push(String.fromCharCode(...units));
-  return parts.join('');
+  flush();
+  return parts.length === 1 ? parts[0]! : parts.join('');
 }
 
 /** Lowercase hex. */
