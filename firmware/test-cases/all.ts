@@ -3,6 +3,7 @@
 import type { TestCase } from './assert.ts';
 import { backupStoreCases } from './backup-store.cases.ts';
 import { clientCases } from './client.cases.ts';
+import { consoleCases } from './console.cases.ts';
 import { cryptoVectorCases } from './crypto-vectors.cases.ts';
 import { targetCases } from './target.cases.ts';
 import { tokenCases } from './tokens.cases.ts';
@@ -13,4 +14,5 @@ export const caseGroups: Record<string, TestCase[]> = {
   'provisioning tokens': tokenCases,
   'target procedure': targetCases,
   'client procedure': clientCases,
+  'serial console': consoleCases,
 };
