@@ -1,7 +1,7 @@
 // Boards for the portable test cases: controllers and clients on in-memory platforms sharing an air.
 import type { BodyReader, ClientRequest, ClientResponse, Iface } from '../src/hal/network.ts';
 import type { DeviceIdentity } from '../src/hal/system.ts';
-import { utf8Decode, utf8Encode } from '../src/core/bytes.ts';
+import { concatBytes, utf8Decode, utf8Encode } from '../src/core/bytes.ts';
 import { Device, type DeviceOptions } from '../src/core/device.ts';
 import { bytesReader } from '../src/core/http/respond.ts';
 import { MemoryAir } from '../src/platform/memory/air.ts';
@@ -82,18 +82,8 @@ export async function readAll(body: BodyReader | Uint8Array | undefined): Promis
   if (body === undefined) return new Uint8Array(0);
   if (body instanceof Uint8Array) return body;
   const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (let c = await body.read(); c !== null; c = await body.read()) {
-    chunks.push(c);
-    total += c.length;
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  for (let c = await body.read(); c !== null; c = await body.read()) chunks.push(c);
+  return concatBytes(...chunks);
 }
 
 /** One request into a board's API, as if it came in on `iface`. */

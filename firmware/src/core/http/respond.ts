@@ -1,6 +1,6 @@
 // Building responses and reading small bodies.
 import type { BodyReader, HttpResponse } from '../../hal/network.ts';
-import { utf8Decode, utf8Encode } from '../bytes.ts';
+import { concatBytes, utf8Decode, utf8Encode } from '../bytes.ts';
 import { DeviceError } from './errors.ts';
 
 export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
@@ -32,13 +32,7 @@ export async function readSmallBody(body: BodyReader, limit: number): Promise<Ui
     }
     chunks.push(chunk);
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(...chunks);
 }
 
 export async function readJsonBody(body: BodyReader, limit: number): Promise<unknown> {

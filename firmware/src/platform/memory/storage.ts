@@ -1,5 +1,6 @@
 // Flash as a Map of paths to bytes. Writes become visible on close, like a file written then synced.
 import type { FileWriter, Storage } from '../../hal/storage.ts';
+import { concatBytes } from '../../core/bytes.ts';
 
 export class MemoryStorage implements Storage {
   readonly files = new Map<string, Uint8Array>();
@@ -16,22 +17,10 @@ export class MemoryStorage implements Storage {
 
   create(path: string): FileWriter {
     const chunks: Uint8Array[] = [];
-    let total = 0;
     this.files.set(path, new Uint8Array(0));
     return {
-      write: (chunk) => {
-        chunks.push(chunk.slice());
-        total += chunk.length;
-      },
-      close: () => {
-        const out = new Uint8Array(total);
-        let at = 0;
-        for (const c of chunks) {
-          out.set(c, at);
-          at += c.length;
-        }
-        this.files.set(path, out);
-      },
+      write: (chunk) => void chunks.push(chunk.slice()),
+      close: () => void this.files.set(path, concatBytes(...chunks)),
     };
   }
 
