@@ -34,7 +34,11 @@ interface Inbound {
 
 interface Outbound {
   req: ClientRequest;
-  response?: IncomingMessage;
+  /**
+   * Listened for from the start: a server may answer as soon as it has Content-Length bytes, before
+   * the firmware's net.send ends the request.
+   */
+  response: Promise<IncomingMessage>;
   chunks?: ChunkCutter;
   timeoutMs: number;
 }
@@ -136,34 +140,37 @@ export class HttpBridge {
     const headers: Record<string, string> = { ...c.headers };
     if (c.bodyLength > 0) headers['content-length'] = String(c.bodyLength);
     const req = httpRequest(url, { method: c.method, headers });
-    const o: Outbound = { req, timeoutMs: c.timeoutMs };
-    req.on('error', () => undefined); // reported by finish()
-    this.outbound.set(id, o);
+    const response = new Promise<IncomingMessage>((resolve, reject) => {
+      req.once('response', resolve);
+      req.once('error', reject);
+    });
+    response.catch(() => undefined); // reported by finish()
+    this.outbound.set(id, { req, response, timeoutMs: c.timeoutMs });
     return id;
   }
 
-  private finish(id: number): Promise<{ status: number; headers: Record<string, string> }> {
+  private async finish(id: number): Promise<{ status: number; headers: Record<string, string> }> {
     const o = this.outbound.get(id);
-    if (!o) return Promise.reject(new Error('no such request'));
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+    if (!o) throw new Error('no such request');
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
         o.req.destroy();
         reject(new Error(`no answer within ${o.timeoutMs} ms`));
       }, o.timeoutMs);
-      o.req.once('error', (err) => {
-        clearTimeout(timer);
-        this.outbound.delete(id);
-        reject(err);
-      });
-      o.req.once('response', (res) => {
-        clearTimeout(timer);
-        o.response = res;
-        o.chunks = new ChunkCutter(res[Symbol.asyncIterator]());
-        const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers[k] = v;
-        resolve({ status: res.statusCode ?? 0, headers });
-      });
-      o.req.end();
     });
+    o.req.end();
+    try {
+      const res = await Promise.race([o.response, timeout]);
+      o.chunks = new ChunkCutter(res[Symbol.asyncIterator]());
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers[k] = v;
+      return { status: res.statusCode ?? 0, headers };
+    } catch (err) {
+      this.outbound.delete(id);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -181,9 +181,14 @@ export class XsBoard {
     this.meter.commands++;
   }
 
+  /** The last 40 host calls ("<ms> <op>"), for diagnosing a board that seems stuck. */
+  readonly trace: string[] = [];
+
   private async onHostCall(message: Uint8Array): Promise<Uint8Array> {
     const { json, payload } = decodeFrame(message);
     const call = json as { op: string } & Record<string, any>;
+    this.trace.push(`${Date.now() % 100000} ${call.op}`);
+    if (this.trace.length > 40) this.trace.shift();
     try {
       const out = await this.hostOp(call, payload);
       return encodeFrame({ ok: true, value: out?.value ?? null }, out?.payload);
