@@ -30,6 +30,11 @@ export function otaFastPath(ota: OtaService, log: FunctionLogger): (req: Incomin
   return (req, res) => {
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith('/ota/')) return false;
+    const cached = ota.cachedForUrl(url);
+    if (cached) {
+      sendBytes(res, cached.status, cached.body);
+      return true;
+    }
     const q = url.indexOf('?');
     const segments = (q < 0 ? url : url.slice(0, q)).slice(5).split('/');
     if (segments.length !== 3) return false;
@@ -45,7 +50,7 @@ export function otaFastPath(ota: OtaService, log: FunctionLogger): (req: Incomin
       const all = new URLSearchParams(url.slice(q + 1)).getAll('current_version');
       currentVersion = all.length === 0 ? undefined : all.length === 1 ? all[0] : all;
     }
-    ota.check(cls, productHex, application, currentVersion).then(
+    ota.checkUrl(url, cls, productHex, application, currentVersion).then(
       (answer) => sendBytes(res, answer.status, answer.body),
       (err: unknown) => renderError(res, err, log, { method: 'GET', path: url.slice(0, q < 0 ? undefined : q) }),
     );

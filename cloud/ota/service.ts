@@ -24,6 +24,8 @@ interface CachedTrack {
 /** Answers kept per track; a fleet reports few distinct current versions. */
 const MAX_ANSWERS_PER_TRACK = 512;
 const MAX_TRACKS = 4096;
+/** Distinct request targets remembered for the synchronous shortcut. */
+const MAX_URLS = 16_384;
 const LIST_KEY = '\u0000list';
 
 function trackKey(t: ReleaseTrack): string {
@@ -36,6 +38,7 @@ function json(status: number, value: unknown): OtaAnswer {
 
 export class OtaService {
   private readonly tracks = new Map<string, CachedTrack>();
+  private readonly byUrl = new Map<string, { trackKey: string; track: CachedTrack; answer: OtaAnswer }>();
 
   constructor(
     private readonly store: CloudStore,
@@ -48,6 +51,35 @@ export class OtaService {
   invalidate(track?: ReleaseTrack): void {
     if (track) this.tracks.delete(trackKey(track));
     else this.tracks.clear();
+    // URL entries point at their track object: a deleted or reloaded track makes them stale.
+  }
+
+  /**
+   * The answer already computed for exactly this request target (path and query as received),
+   * synchronously, while its track is still fresh; undefined otherwise. With DEBUG on, every check
+   * is logged, so the shortcut is off.
+   */
+  cachedForUrl(url: string): OtaAnswer | undefined {
+    const hit = this.byUrl.get(url);
+    if (!hit || this.log.enabled('DEBUG')) return undefined;
+    if (this.tracks.get(hit.trackKey) !== hit.track || this.now() - hit.track.loadedAtMs >= this.ttlMs) {
+      this.byUrl.delete(url);
+      return undefined;
+    }
+    if (hit.answer.status === 409) this.logRevoked(hit.answer);
+    return hit.answer;
+  }
+
+  /** Like check(), and remembers the answer under the raw request target for cachedForUrl(). */
+  async checkUrl(url: string, cls: string, productHex: string, application: string, currentVersion: string | string[] | undefined): Promise<OtaAnswer> {
+    const answer = await this.check(cls, productHex, application, currentVersion);
+    const key = trackKey({ class: cls, productHex: productHex.toLowerCase(), application });
+    const track = this.tracks.get(key);
+    if (track && answer.status !== 400) {
+      if (this.byUrl.size >= MAX_URLS) this.byUrl.clear();
+      this.byUrl.set(url, { trackKey: key, track, answer });
+    }
+    return answer;
   }
 
   /**
@@ -71,10 +103,14 @@ export class OtaService {
     if (this.log.enabled('DEBUG')) {
       this.log.debug('update check', { track: { class: track.class, product_hex: track.productHex, application: track.application }, current_version: current ?? null, status: answer.status });
     }
-    if (answer.status === 409) {
-      this.log.warning('device on a revoked version with nothing newer released', { class: track.class, product_hex: track.productHex, application: track.application, current_version: current });
-    }
+    if (answer.status === 409) this.logRevoked(answer);
     return answer;
+  }
+
+  private logRevoked(answer: OtaAnswer): void {
+    if (!this.log.enabled('WARNING')) return;
+    const body = JSON.parse(answer.body.toString()) as { details?: Record<string, unknown> };
+    this.log.warning('device on a revoked version with nothing newer released', body.details ?? {});
   }
 
   private async load(track: ReleaseTrack): Promise<CachedTrack> {
@@ -102,7 +138,7 @@ export class OtaService {
       case 'none_released':
         return json(404, new ApiError('firmware_not_found', { class: track.class, product_hex: track.productHex, application: track.application }).toBody());
       case 'current_revoked':
-        return json(409, new ApiError('current_version_revoked', { current_version: current }).toBody());
+        return json(409, new ApiError('current_version_revoked', { class: track.class, product_hex: track.productHex, application: track.application, current_version: current }).toBody());
       case 'current_unknown':
         return json(404, new ApiError('current_version_unknown', { current_version: current }).toBody());
     }

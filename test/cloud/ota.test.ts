@@ -223,3 +223,23 @@ describe.each([
     });
   });
 });
+
+describe('OTA cache across instances sharing a store', () => {
+  it('a release made on another instance is served within OTA_CACHE_TTL_MS, never a stale answer after that', async () => {
+    const a = await startTestCloud({ env: { OTA_CACHE_TTL_MS: '300' } });
+    const b = await startTestCloud({ store: a.store, env: { OTA_CACHE_TTL_MS: '300' } });
+    try {
+      const path = '/ota/ctl/0x0000cafe/ctl?current_version=2026.01.01';
+      expect((await b.admin('PUT', '/admin/firmware/ctl/0x0000cafe/ctl/2026.01.01')).status).toBe(201);
+      const first = await (await fetch(a.url + path)).json() as any;
+      expect(first.version).toBe('2026.01.01');
+      expect((await b.admin('PUT', '/admin/firmware/ctl/0x0000cafe/ctl/2026.02.01')).status).toBe(201);
+      await new Promise((r) => setTimeout(r, 350));
+      const later = await (await fetch(a.url + path)).json() as any;
+      expect(later.version).toBe('2026.02.01');
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+});
