@@ -1,8 +1,32 @@
-// A minimal virtual air shared by the XS boards of one host process: SoftAPs with SSID, BSSID and
-// WPA2 password; stations that scan, associate with the right password, one at a time; the AP learns
-// the station's MAC at association (and may shut down, spec 3.2). A station reaches its AP at the AP
-// board's SoftAP listener. Range and TX power are recorded, not yet modelled (the bench's air, issue 4).
+// The virtual air shared by the XS boards of one host process (DESIGN.md section 6): SoftAPs with
+// SSID, BSSID, channel, WPA2 password and TX power at a bench position; stations that scan (seeing
+// only APs in range), associate with the right password, one at a time; the AP learns the station's
+// MAC at association (and may shut down, spec 3.2). A station reaches its AP at the AP board's SoftAP
+// listener.
 import type { ScanResult } from '../src/hal/radio.ts';
+
+export interface Position {
+  x: number;
+  y: number;
+}
+
+/**
+ * Range in metres for a TX power: about 1.5 m at 2 dBm (spec 3.2: 3-5 feet), doubling every 6 dB as
+ * in free space. A link needs both ends in range of each other, so the weaker side decides.
+ */
+export function rangeMetres(txPowerDbm: number): number {
+  return 1.5 * 10 ** ((txPowerDbm - 2) / 20);
+}
+
+export function distance(a: Position, b: Position): number {
+  return Math.hypot(a.x - b.x, a.y - b.y);
+}
+
+export interface Station {
+  mac: string;
+  position: Position;
+  txPowerDbm: number;
+}
 
 export interface AirAp {
   ssid: string;
@@ -10,6 +34,8 @@ export interface AirAp {
   password: string;
   txPowerDbm: number;
   maxStations: number;
+  channel: number;
+  position: () => Position;
   /** The AP board's SoftAP listener, e.g. http://127.0.0.3:40123 */
   gatewayUrl: () => string | undefined;
   /** Tells the AP board a station associated; the AP may stop during this call. */
@@ -28,21 +54,53 @@ export class VirtualAir {
     this.aps.delete(bssid);
   }
 
-  scan(): ScanResult[] {
-    return [...this.aps.values()].map((ap) => ({ ssid: ap.ssid, bssid: ap.bssid, channel: 6, rssiDbm: -30 - ap.txPowerDbm }));
+  /** Whether an AP and a station hear each other. */
+  inRange(ap: AirAp, station: Station): boolean {
+    return distance(ap.position(), station.position) <= rangeMetres(Math.min(ap.txPowerDbm, station.txPowerDbm));
   }
 
-  /** WPA2 association: the password must match and the AP must have room; the AP sees the MAC. */
-  async connect(o: { ssid: string; password: string; bssid?: string; mac: string }): Promise<{ gatewayUrl: string; bssid: string }> {
-    const ap = [...this.aps.values()].find((a) => a.ssid === o.ssid && (o.bssid === undefined || a.bssid === o.bssid));
+  /** The APs this station hears, with an RSSI that falls with distance. */
+  scan(station: Station): ScanResult[] {
+    return [...this.aps.values()]
+      .filter((ap) => this.inRange(ap, station))
+      .map((ap) => ({
+        ssid: ap.ssid,
+        bssid: ap.bssid,
+        channel: ap.channel,
+        rssiDbm: Math.round(ap.txPowerDbm - 40 - 20 * Math.log10(Math.max(0.1, distance(ap.position(), station.position)))),
+      }));
+  }
+
+  /** WPA2 association: in range, the password must match and the AP must have room; the AP sees the MAC. */
+  async connect(o: { ssid: string; password: string; bssid?: string; station: Station }): Promise<{ gatewayUrl: string; bssid: string }> {
+    const ap = [...this.aps.values()].find((a) => a.ssid === o.ssid && (o.bssid === undefined || a.bssid === o.bssid) && this.inRange(a, o.station));
     if (!ap) throw new Error(`no AP ${o.ssid} in range`);
     if (ap.password !== o.password) throw new Error('WPA2 handshake failed');
-    if (ap.station !== null && ap.station !== o.mac) throw new Error('the AP accepts one station at a time');
-    ap.station = o.mac;
-    await ap.associate(o.mac);
+    const mac = o.station.mac;
+    if (ap.maxStations === 1 && ap.station !== null && ap.station !== mac) throw new Error('the AP accepts one station at a time');
+    ap.station = mac;
+    await ap.associate(mac);
     const gatewayUrl = ap.gatewayUrl();
     if (!this.aps.has(ap.bssid) || !gatewayUrl) throw new Error('the AP shut down after association');
     return { gatewayUrl, bssid: ap.bssid };
+  }
+
+  /**
+   * The site's Wi-Fi (a router, not a board): stations that join it reach the bench's services on
+   * loopback (the cloud, the MQTT broker).
+   */
+  addInfrastructureAp(o: { ssid: string; password: string; bssid: string; position: Position; txPowerDbm?: number; channel?: number }): void {
+    this.start({
+      ssid: o.ssid,
+      bssid: o.bssid,
+      password: o.password,
+      txPowerDbm: o.txPowerDbm ?? 20,
+      maxStations: 32,
+      channel: o.channel ?? 1,
+      position: () => o.position,
+      gatewayUrl: () => 'http://127.0.0.1',
+      associate: async () => undefined,
+    });
   }
 
   disconnect(bssid: string, mac: string): void {

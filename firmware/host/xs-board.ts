@@ -14,7 +14,7 @@ import type { DeviceIdentity } from '../src/hal/system.ts';
 import { decodeFrame, encodeFrame } from '../src/platform/xs-host/wire.ts';
 import { bundleForXs } from '../xs/bundle.ts';
 import { XsWorker, type MeterUsage } from '../xs/worker.ts';
-import type { VirtualAir } from './air.ts';
+import type { Position, VirtualAir } from './air.ts';
 import { FlashFolder } from './flash-folder.ts';
 import { HttpBridge } from './http-bridge.ts';
 
@@ -39,6 +39,21 @@ export interface XsBoardOptions {
   air?: VirtualAir;
   /** Start the engine but wait for boot() (a bench prepares the heap first). */
   deferBoot?: boolean;
+  /** Where the board stands on the bench, in metres (range of its radios). */
+  position?: Position;
+  /** Called for every console line the firmware writes (a pseudo-terminal, a log). */
+  onConsoleLine?: (line: string) => void;
+  /** Called when the firmware asks for a reboot (the owner restarts the board). */
+  onReboot?: (reason: string) => void;
+  /** MQTT for the firmware (the bench's broker). */
+  mqtt?: MqttBridge;
+}
+
+/** What a board's MQTT sessions go through: host-side clients to the bench's broker. */
+export interface MqttBridge {
+  connect(options: { host: string; port: number; clientId: string; username?: string; password?: string; ca?: string }): Promise<number>;
+  publish(id: number, topic: string, payload: Uint8Array): Promise<void>;
+  close(id: number): Promise<void>;
 }
 
 export interface MeterTotals {
@@ -73,7 +88,9 @@ export class XsBoard {
   private closed = false;
   private readonly inFlight = new Set<Promise<unknown>>();
   private stationMac: string;
+  private stationTxDbm = 20;
   private association: { bssid: string } | null = null;
+  position: Position;
 
   private constructor(private readonly o: XsBoardOptions) {
     this.fuseKey = Buffer.from(o.fuseKeyHex, 'hex');
@@ -81,6 +98,7 @@ export class XsBoard {
     mkdirSync(o.flashDir, { recursive: true });
     this.flash = new FlashFolder(o.flashDir);
     this.stationMac = o.identity.wifiMac;
+    this.position = o.position ?? { x: 0, y: 0 };
     // On the SoftAP listener the sender is the one associated station (spec 2.5: one at a time).
     this.http = new HttpBridge(
       (command) => this.send(command),
@@ -236,6 +254,8 @@ export class XsBoard {
           password: c.password,
           txPowerDbm: c.txPowerDbm,
           maxStations: c.maxStations,
+          channel: 6,
+          position: () => this.position,
           gatewayUrl: () => this.urls.softap,
           associate: async (mac) => void (await this.send({ type: 'associated', mac })),
         });
@@ -245,10 +265,10 @@ export class XsBoard {
         this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
         return;
       case 'radio.scan':
-        return { value: this.o.air?.scan() ?? [] };
+        return { value: this.o.air?.scan(this.station()) ?? [] };
       case 'radio.connect': {
         if (!this.o.air) throw new Error(`no AP ${c.ssid} in range`);
-        const joined = await this.o.air.connect({ ssid: c.ssid, password: c.password, bssid: c.bssid, mac: this.stationMac });
+        const joined = await this.o.air.connect({ ssid: c.ssid, password: c.password, bssid: c.bssid, station: this.station() });
         this.association = { bssid: joined.bssid };
         return { value: { gatewayUrl: joined.gatewayUrl } };
       }
@@ -260,6 +280,7 @@ export class XsBoard {
         this.association = null;
         return;
       case 'radio.txpower':
+        this.stationTxDbm = c.dbm;
         return;
       case 'display.show':
         this.displayHistory.push(c.lines);
@@ -269,9 +290,11 @@ export class XsBoard {
         return;
       case 'console.write':
         this.consoleLines.push(c.line);
+        this.o.onConsoleLine?.(c.line);
         return;
       case 'system.reboot':
         this.reboots.push(c.reason);
+        if (this.o.onReboot) setImmediate(() => this.o.onReboot?.(c.reason));
         return;
       case 'ota.begin':
       case 'ota.write':
@@ -279,9 +302,22 @@ export class XsBoard {
       case 'ota.abort':
         return this.flash.ota(c.op, c, payload);
       case 'mqtt.connect':
-        throw new Error('no MQTT broker is attached to this board');
+        if (!this.o.mqtt) throw new Error('no MQTT broker is attached to this board');
+        if (!this.association && !this.o.identity.ethernetMac) throw new Error('no network: the station is not associated');
+        return { value: await this.o.mqtt.connect({ host: c.host, port: c.port, clientId: c.clientId, username: c.username, password: c.password, ca: c.ca }) };
+      case 'mqtt.publish':
+        if (!this.o.mqtt) throw new Error('no MQTT');
+        await this.o.mqtt.publish(c.id, c.topic, payload);
+        return;
+      case 'mqtt.close':
+        await this.o.mqtt?.close(c.id);
+        return;
     }
     throw new Error(`unknown host call ${c.op}`);
+  }
+
+  private station(): { mac: string; position: Position; txPowerDbm: number } {
+    return { mac: this.stationMac, position: this.position, txPowerDbm: this.stationTxDbm };
   }
 
   private async listen(iface: Iface): Promise<void> {
@@ -297,6 +333,7 @@ export class XsBoard {
 }
 
 /** An ESP32's SoftAP MAC is its station MAC + 1. */
+
 export function bssidOf(wifiMac: string): string {
   const bytes = wifiMac.split(':').map((h) => parseInt(h, 16));
   bytes[5] = (bytes[5]! + 1) & 0xff;
