@@ -1,0 +1,88 @@
+// One interface for every board of a rig, whatever its kind (virtual now; serial and RFC 2217 later):
+// power/reset, the serial console (lines and commands), HTTP on each interface, what the OLED shows,
+// the event log. Scenarios use only this. The OLED and the event log are read from the console
+// (`OLED` and `LOG` lines, docs/serial-console.md), so a real board is read the same way.
+import type { BoardSpec } from './rig.ts';
+
+export type Iface = 'ethernet' | 'softap';
+
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  bytes: Buffer;
+  text: string;
+  json: any;
+}
+
+export interface EventLine {
+  level: string;
+  source: string;
+  message: string;
+}
+
+export interface BenchBoard {
+  readonly spec: BoardSpec;
+  /** Powers the board on (boots the firmware). */
+  start(): Promise<void>;
+  /** Power-cycles the board; flash survives. */
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+  /** Every console line received since start, oldest first. */
+  consoleLines(): string[];
+  /** Sends a console command and resolves with its `OK …`/`ERR …` answer. */
+  command(line: string, timeoutMs?: number): Promise<string>;
+  /** Resolves with the first console line (from `fromIndex`) matching, or rejects naming what was awaited. */
+  waitForLine(pattern: RegExp, timeoutMs: number, fromIndex?: number): Promise<string>;
+  http(iface: Iface, method: string, path: string, o?: { headers?: Record<string, string>; body?: string | Buffer }): Promise<HttpAnswer>;
+  /** The lines on the OLED now. */
+  display(): string[];
+  events(): EventLine[];
+  /** Virtual boards: where the board stands (moving it changes what its radios reach). */
+  moveTo?(position: { x: number; y: number }): void;
+}
+
+export class TimeoutError extends Error {
+  override name = 'TimeoutError';
+  constructor(
+    readonly awaited: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`timed out after ${timeoutMs} ms waiting for ${awaited}`);
+  }
+}
+
+/** Parses the OLED and LOG lines of a console transcript. */
+export function displayFrom(lines: string[]): string[] {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i]!;
+    if (l.startsWith('OLED ')) {
+      try {
+        return JSON.parse(l.slice(5)) as string[];
+      } catch {
+        return [];
+      }
+    }
+  }
+  return [];
+}
+
+export function eventsFrom(lines: string[]): EventLine[] {
+  const out: EventLine[] = [];
+  for (const l of lines) {
+    const m = /^LOG (\w+) ([\w-]+): (.*)$/.exec(l);
+    if (m) out.push({ level: m[1]!.toLowerCase(), source: m[2]!, message: m[3]! });
+  }
+  return out;
+}
+
+export async function httpAnswer(res: Response): Promise<HttpAnswer> {
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, bytes, text, json };
+}

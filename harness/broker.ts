@@ -1,0 +1,108 @@
+// The bench's MQTT broker on loopback: aedes embedded by default, mosquitto (Debian's) when the rig
+// names it. Boards reach it through a host-side bridge of real MQTT clients.
+import { Aedes } from 'aedes';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { connectAsync, type MqttClient } from 'mqtt';
+import type { MqttBridge } from '../firmware/host/xs-board.ts';
+
+export interface Broker {
+  host: string;
+  port: number;
+  kind: 'aedes' | 'mosquitto';
+  /** Client ids that connected, in order, and topics published (embedded broker: seen by the broker; mosquitto: by the bridge). */
+  connections: string[];
+  publishes: { clientId: string; topic: string; payload: string }[];
+  bridge: MqttBridge;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost)$/;
+
+function bridgeTo(broker: Pick<Broker, 'connections' | 'publishes' | 'kind'>): { bridge: MqttBridge; closeAll: () => Promise<void> } {
+  const clients = new Map<number, { client: MqttClient; clientId: string }>();
+  let next = 1;
+  return {
+    bridge: {
+      async connect(o) {
+        if (!LOOPBACK.test(o.host)) throw new Error(`${o.host} is not on this machine`);
+        const client = await connectAsync({
+          host: o.host,
+          port: o.port,
+          clientId: o.clientId,
+          ...(o.username ? { username: o.username } : {}),
+          ...(o.password ? { password: o.password } : {}),
+          reconnectPeriod: 0,
+          connectTimeout: 5000,
+          ...(o.ca ? { protocol: 'mqtts' as const, ca: o.ca } : {}),
+        });
+        if (broker.kind === 'mosquitto') broker.connections.push(o.clientId);
+        const id = next++;
+        clients.set(id, { client, clientId: o.clientId });
+        return id;
+      },
+      async publish(id, topic, payload) {
+        const c = clients.get(id);
+        if (!c) throw new Error('no such MQTT session');
+        await c.client.publishAsync(topic, Buffer.from(payload));
+        if (broker.kind === 'mosquitto') broker.publishes.push({ clientId: c.clientId, topic, payload: Buffer.from(payload).toString() });
+      },
+      async close(id) {
+        await clients.get(id)?.client.endAsync();
+        clients.delete(id);
+      },
+    },
+    closeAll: async () => {
+      await Promise.all([...clients.values()].map((c) => c.client.endAsync(true)));
+      clients.clear();
+    },
+  };
+}
+
+export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0): Promise<Broker> {
+  const state = { kind, connections: [] as string[], publishes: [] as Broker['publishes'] };
+  const { bridge, closeAll } = bridgeTo(state);
+  if (kind === 'mosquitto') return startMosquitto(state, bridge, closeAll, port);
+  const aedes = await Aedes.createBroker();
+  aedes.on('client', (client) => state.connections.push(client.id));
+  aedes.on('publish', (packet, client) => {
+    if (client) state.publishes.push({ clientId: client.id, topic: packet.topic, payload: packet.payload.toString() });
+  });
+  const server: Server = createServer((socket) => aedes.handle(socket));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    ...state,
+    host: '127.0.0.1',
+    port: (server.address() as AddressInfo).port,
+    bridge,
+    async close() {
+      await closeAll();
+      await new Promise<void>((r) => aedes.close(() => r()));
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publishes'>, bridge: MqttBridge, closeAll: () => Promise<void>, port: number): Promise<Broker> {
+  const p = port || 18_830 + Math.floor(Math.random() * 1000);
+  let child: ChildProcess;
+  try {
+    child = spawn('mosquitto', ['-p', String(p)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (err) {
+    throw new Error(`mosquitto is not installed (apt-get install mosquitto): ${(err as Error).message}`);
+  }
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', (err) => reject(new Error(`mosquitto could not start (apt-get install mosquitto): ${err.message}`)));
+    setTimeout(resolve, 300);
+  });
+  return {
+    ...state,
+    host: '127.0.0.1',
+    port: p,
+    bridge,
+    async close() {
+      await closeAll();
+      child.kill('SIGTERM');
+    },
+  };
+}

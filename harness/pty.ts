@@ -1,0 +1,44 @@
+// A linked pair of pseudo-terminals (socat), one end for the virtual board, one for the harness:
+// the console crosses a real serial line discipline, as with a USB adapter. DTR/RTS cannot be set on
+// a pty, so virtual boards are reset by the harness itself, not through the line.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface PtyPair {
+  boardEnd: string;
+  harnessEnd: string;
+  close(): Promise<void>;
+}
+
+export async function openPtyPair(dir: string, name: string): Promise<PtyPair> {
+  const boardEnd = join(dir, `${name}.board`);
+  const harnessEnd = join(dir, `${name}.tty`);
+  let child: ChildProcess;
+  try {
+    child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${boardEnd}`, `pty,raw,echo=0,link=${harnessEnd}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (err) {
+    throw new Error(`socat is needed for virtual serial consoles (apt-get install socat): ${(err as Error).message}`);
+  }
+  let stderr = '';
+  child.stderr?.on('data', (c) => (stderr += c));
+  const spawnError = new Promise<never>((_, reject) => child.once('error', (err) => reject(new Error(`socat is needed for virtual serial consoles (apt-get install socat): ${err.message}`))));
+  const deadline = Date.now() + 5000;
+  while (!(existsSync(boardEnd) && existsSync(harnessEnd))) {
+    if (Date.now() > deadline) {
+      child.kill();
+      throw new Error(`socat did not create the pty pair within 5 s: ${stderr}`);
+    }
+    await Promise.race([new Promise((r) => setTimeout(r, 20)), spawnError]);
+  }
+  return {
+    boardEnd,
+    harnessEnd,
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
+    },
+  };
+}
