@@ -56,7 +56,10 @@ export class VirtualBoard implements BenchBoard {
 
   private async boot(): Promise<void> {
     const s = this.spec;
+    // The engine is the board's from the start: console input typed while it boots waits in the
+    // worker's queue, as it would in a UART's buffer.
     this.xs = await XsBoard.start({
+      deferBoot: true,
       identity: {
         uuid: s.uuid,
         role: s.role,
@@ -80,6 +83,7 @@ export class VirtualBoard implements BenchBoard {
         if (!this.stopped) this.restarting = this.restart();
       },
     });
+    await this.xs.boot();
     this.bootMeters.push({ ...this.xs.meter });
   }
 

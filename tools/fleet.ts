@@ -1,5 +1,6 @@
 // `fleet`: the command line of the project. Exit codes: 0 done, 1 the cloud refused (the error is
-// printed), 2 usage error, 3 the cloud could not be reached, 4 bad configuration.
+// printed) or a bench scenario failed, 2 usage error, 3 the cloud could not be reached, 4 bad
+// configuration or rig file.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,7 +9,9 @@ import { mintToken } from '../cloud/auth/jwt.ts';
 import { LOG_LEVELS } from '../cloud/functions.ts';
 import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
 import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
+import { benchCommand } from './commands/bench.ts';
 import { serveCommand } from './commands/serve.ts';
+import { RigError } from '../harness/rig.ts';
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } as const;
 
@@ -21,6 +24,8 @@ function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`must be a positive whole number: ${value}`);
   return n;
 }
+
+let commandExit: number = EXIT.ok;
 
 export function buildProgram(): Command {
   const program = new Command('fleet')
@@ -41,6 +46,7 @@ export function buildProgram(): Command {
   };
 
   serveCommand(program);
+  benchCommand(program, (code) => (commandExit = code));
 
   program
     .command('token')
@@ -162,9 +168,10 @@ export function buildProgram(): Command {
 
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
+  commandExit = EXIT.ok;
   try {
     await program.parseAsync(argv);
-    return EXIT.ok;
+    return commandExit;
   } catch (err) {
     if (err instanceof CommanderError) {
       return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT.ok : EXIT.usage;
@@ -177,7 +184,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`fleet: ${err.message}\n`);
       return EXIT.unreachable;
     }
-    if (err instanceof ConfigError || err instanceof UnsupportedDatabaseError) {
+    if (err instanceof ConfigError || err instanceof UnsupportedDatabaseError || err instanceof RigError) {
       process.stderr.write(`fleet: ${err.message}\n`);
       return EXIT.config;
     }

@@ -4,7 +4,8 @@
 // HTTP, display, event log and console, and (when given) a VirtualAir for SoftAPs and stations.
 // Without an air the SoftAP only records its state and scans find nothing.
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -108,7 +109,7 @@ export class XsBoard {
   }
 
   static async start(o: XsBoardOptions): Promise<XsBoard> {
-    const board = new XsBoard(o);
+    const board = new XsBoard({ ...o, identity: { ...o.identity, firmwareVersion: installedVersion(o.flashDir) ?? o.identity.firmwareVersion } });
     board.worker = await XsWorker.start({
       name: o.identity.uuid,
       handleCommand: (m) => board.onHostCall(m),
@@ -329,6 +330,19 @@ export class XsBoard {
     });
     this.servers.push(server);
     this.urls[iface] = `http://${host}:${(server.address() as AddressInfo).port}`;
+  }
+}
+
+/**
+ * A virtual board "runs" the image installed by OTA: the bench's images are small JSON documents
+ * naming their version ({"firmware_version": "YYYY.MM.bb"}), and the next boot reports it.
+ */
+export function installedVersion(flashDir: string): string | undefined {
+  try {
+    const v = (JSON.parse(readFileSync(join(flashDir, '.ota', 'boot.bin'), 'utf8')) as { firmware_version?: unknown }).firmware_version;
+    return typeof v === 'string' && /^\d{4}\.\d{2}\.\d{2}$/.test(v) ? v : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -42,6 +42,11 @@ function ifNoneMatches(header: string | undefined, etag: string): boolean {
 
 export class DeviceApi {
   private readonly router = new Router();
+  /**
+   * Debug builds only (the `fault` console command): record reads that fail with 500, so a bench
+   * can produce the count-mismatch outcomes of spec 3.6 on any board, real or virtual.
+   */
+  readonly faults = new Set<string>();
 
   constructor(private readonly s: ApiServices) {
     const r = this.router;
@@ -105,6 +110,7 @@ export class DeviceApi {
       add('GET', `/api/${kind}/{uuid}`, 'visual-or-provisioning', async (_req, p, t) => {
         const uuid = this.uuidParam(p);
         this.tokenMayRead(t, kind, uuid);
+        if (this.faults.has(`${kind}/${uuid}`)) throw new DeviceError(500, 'injected_fault', `Fault injected on ${kind}/${uuid}`);
         const text = s.records.getText(kind, uuid);
         if (text === null) throw errors.notFound('record_not_found', `No ${kind.slice(0, -1)} record ${uuid}`);
         return jsonResponse(200, JSON.parse(text));

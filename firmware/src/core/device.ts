@@ -183,6 +183,14 @@ export class Device {
       return { url: readCloudConfig(this.hal.storage)?.url ?? null };
     });
     c.on('backup now', () => this.cloud.push());
+    c.on('fault', (args) => {
+      if (this.hal.system.identity().build !== 'debug') throw Object.assign(new Error('fault injection exists in debug builds only'), { code: 'not_debug_build' });
+      const m = /^record (controllers|clients) (\S+)$/.exec(args);
+      if (args === 'clear') this.api.faults.clear();
+      else if (m) this.api.faults.add(`${m[1]}/${m[2]}`);
+      else throw Object.assign(new Error('usage: fault record <controllers|clients> <uuid> | fault clear'), { code: 'usage' });
+      return { faults: [...this.api.faults] };
+    });
     c.on('ota check', () => checkAndInstall(this.hal, { reboot: true }));
     c.on('factory-reset', () => {
       const records = this.records.clear();

@@ -1,0 +1,183 @@
+// What a scenario gets: the rig's boards (started when the scenario says), the cloud, the broker,
+// and steps that are timed and recorded with OLED pictures and event-log excerpts for the report.
+// Every scenario runs on a fresh bench: new flash, a new cloud database, a new air.
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { mintToken } from '../cloud/auth/jwt.ts';
+import { loadConfig } from '../cloud/config.ts';
+import { startCloudServer, type RunningCloud } from '../cloud/server.ts';
+import { VirtualAir } from '../firmware/host/air.ts';
+import { bssidOf } from '../firmware/host/xs-board.ts';
+import type { BenchBoard } from './board.ts';
+import type { Broker } from './broker.ts';
+import { renderPng } from './oled.ts';
+import type { BoardSpec, RigSpec } from './rig.ts';
+import { VirtualBoard } from './virtual-board.ts';
+
+export interface Snapshot {
+  board: string;
+  label: string;
+  file: string;
+  lines: string[];
+  events: string[];
+}
+
+export interface StepResult {
+  name: string;
+  ok: boolean;
+  ms: number;
+  error?: string;
+  snapshots: Snapshot[];
+}
+
+export class ScenarioFailure extends Error {
+  override name = 'ScenarioFailure';
+}
+
+export function check(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new ScenarioFailure(message);
+}
+
+/** Picks the board implementation for a kind (one async factory; later: serial, RFC 2217). */
+export function createBoard(spec: BoardSpec, env: ConstructorParameters<typeof VirtualBoard>[1]): BenchBoard {
+  if (spec.kind === 'virtual') return new VirtualBoard(spec, env);
+  //@@ Real boards over a serial port or RFC 2217 use the same BenchBoard interface; not written yet.
+  throw new ScenarioFailure(`board ${spec.id}: kind ${spec.kind} is not supported by this version of the harness (virtual boards only)`);
+}
+
+export class ScenarioContext {
+  readonly steps: StepResult[] = [];
+  readonly figures: Record<string, string | number> = {};
+  readonly boards: BenchBoard[] = [];
+  readonly air = new VirtualAir();
+  cloud!: RunningCloud;
+  private token = '';
+  private imageServer: Server | undefined;
+  private readonly images = new Map<string, Buffer>();
+  private current: StepResult | undefined;
+  private snapshotCount = 0;
+  private readonly started = new Set<BenchBoard>();
+
+  constructor(
+    readonly rig: RigSpec,
+    readonly broker: Broker,
+    readonly workDir: string,
+    readonly reportDir: string,
+    readonly scenario: string,
+    private readonly firmwareSettings: Record<string, unknown>,
+  ) {}
+
+  async open(): Promise<void> {
+    mkdirSync(this.workDir, { recursive: true });
+    const secret = createHash('sha256').update(this.workDir).digest('hex');
+    this.cloud = await startCloudServer(
+      loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: join(this.workDir, 'cloud.sqlite'), JWT_SECRET: secret, APPCONFIG_DEPLOY_SECONDS: '1' }),
+      { sink: () => undefined },
+    );
+    this.token = await mintToken(new TextEncoder().encode(secret), { subject: 'bench' });
+    const site = this.rig.siteWifi;
+    this.air.addInfrastructureAp({ ssid: site.ssid, password: site.password, bssid: 'AC:DE:48:00:00:01', position: site.position });
+    for (const spec of this.rig.boards) {
+      this.boards.push(createBoard(structuredClone(spec), { air: this.air, mqtt: this.broker.bridge, workDir: this.workDir, settings: this.firmwareSettings }));
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.boards.map((b) => b.stop().catch(() => undefined)));
+    await this.cloud?.close();
+    await new Promise<void>((r) => (this.imageServer ? this.imageServer.close(() => r()) : r()));
+  }
+
+  controllers(): BenchBoard[] {
+    return this.boards.filter((b) => b.spec.role === 'controller');
+  }
+
+  clients(): BenchBoard[] {
+    return this.boards.filter((b) => b.spec.role === 'client');
+  }
+
+  /** Powers a board on (its boot, and anything the boot does, completes first). */
+  async start(board: BenchBoard): Promise<void> {
+    await board.start();
+    this.started.add(board);
+  }
+
+  /** A timed, recorded step; a failure names the step and why. */
+  async step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const result: StepResult = { name, ok: false, ms: 0, snapshots: [] };
+    this.steps.push(result);
+    this.current = result;
+    const t0 = performance.now();
+    try {
+      const value = await fn();
+      result.ok = true;
+      return value;
+    } catch (err) {
+      result.error = err instanceof Error ? err.message : String(err);
+      for (const b of this.started) this.snapshot(b, 'at the failure');
+      throw err;
+    } finally {
+      result.ms = Math.round(performance.now() - t0);
+      this.current = undefined;
+    }
+  }
+
+  /** The board's OLED as a PNG and its last event-log lines, attached to the current step. */
+  snapshot(board: BenchBoard, label: string): void {
+    const lines = board.display();
+    const file = `${this.scenario}-${String(++this.snapshotCount).padStart(2, '0')}-${board.spec.id}.png`;
+    writeFileSync(join(this.reportDir, file), renderPng(lines));
+    const events = board.events().slice(-6).map((e) => `${e.level.toUpperCase()} ${e.source}: ${e.message}`);
+    (this.current ?? this.steps[this.steps.length - 1])?.snapshots.push({ board: board.spec.id, label, file, lines, events });
+  }
+
+  async admin(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+    const res = await fetch(this.cloud.url + path, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  }
+
+  /** Logs in to a board's device-local API (Ethernet) and returns the visual-token header. */
+  async login(board: BenchBoard): Promise<Record<string, string>> {
+    const r = await board.http('ethernet', 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: board.spec.adminPassword }) });
+    check(r.status === 200, `login to ${board.spec.id} answered ${r.status} ${r.text}`);
+    return { 'visual-token': r.json.token };
+  }
+
+  /** Enrolls a board with the cloud from its console (pubkey) and points it at the cloud. */
+  async enroll(board: BenchBoard): Promise<void> {
+    const answer = await board.command('pubkey');
+    check(answer.startsWith('OK '), `pubkey answered ${answer}`);
+    const { public_key_pem } = JSON.parse(answer.slice(3)) as { public_key_pem: string };
+    const r = await this.admin('PUT', `/admin/devices/${board.spec.uuid}`, { public_key: public_key_pem });
+    check(r.status === 201 || r.status === 200, `enrollment answered ${r.status}`);
+    check((await board.command(`cloud ${this.cloud.url}`)).startsWith('OK '), 'setting the cloud URL');
+  }
+
+  /** Serves a firmware image for OTA on loopback; returns its URL, size and SHA-256. */
+  async serveImage(version: string): Promise<{ url: string; size: number; sha256: string }> {
+    if (!this.imageServer) {
+      this.imageServer = createServer((req, res) => {
+        const image = this.images.get(req.url ?? '');
+        if (!image) return void res.writeHead(404).end();
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': image.length }).end(image);
+      });
+      await new Promise<void>((r) => this.imageServer!.listen(0, '127.0.0.1', r));
+    }
+    const image = Buffer.from(JSON.stringify({ firmware_version: version, padding: 'x'.repeat(4096) }));
+    this.images.set(`/fw/${version}.bin`, image);
+    return { url: `http://127.0.0.1:${(this.imageServer.address() as AddressInfo).port}/fw/${version}.bin`, size: image.length, sha256: createHash('sha256').update(image).digest('hex') };
+  }
+
+  /** The SoftAP BSSID of a board (what a station sees). */
+  bssidOf(board: BenchBoard): string {
+    return bssidOf(board.spec.wifiMac);
+  }
+}

@@ -1,0 +1,52 @@
+// The figure the bench reports beside its scenarios: controller provisioning from a source with
+// 20 controllers, 100 clients and a 512 KB backup, on virtual boards: total time, and the target's
+// XS meters (computrons; heap growth) against a small run (2 controllers, 10 clients, no backup).
+import { check, type ScenarioContext } from './bench.ts';
+import type { BenchBoard } from './board.ts';
+import { backupJson, enableProvisioning, nextEvent, seedSource } from './scenarios/helpers.ts';
+import type { Scenario } from './scenarios/types.ts';
+import { VirtualBoard } from './virtual-board.ts';
+
+async function provisionAtScale(ctx: ScenarioContext, label: string, controllers: number, clients: number, backupBytes: number): Promise<void> {
+  const [source, target] = ctx.controllers() as [BenchBoard, BenchBoard];
+  await ctx.step(`${label}: seed the source with ${controllers} controllers, ${clients} clients, ${backupBytes ? `${backupBytes / 1024} KB backup` : 'no backup'}`, async () => {
+    await ctx.start(source);
+    await seedSource(ctx, source, { target, extraControllers: controllers - 1, clients, backup: backupBytes ? backupJson(backupBytes) : null });
+    await enableProvisioning(ctx, source);
+  });
+  await ctx.step(`${label}: provision the target`, async () => {
+    const from = target.consoleLines().length;
+    const t0 = performance.now();
+    await ctx.start(target);
+    const e = await nextEvent(target, 'target_provisioning', from);
+    const ms = Math.round(performance.now() - t0);
+    check(e.ok === true, `outcome ${JSON.stringify(e)}`);
+    ctx.snapshot(target, label);
+    ctx.figures[`${label}: total time (target power-on to result)`] = `${ms} ms`;
+    if (target instanceof VirtualBoard) {
+      const m = target.bootMeters[target.bootMeters.length - 1]!;
+      ctx.figures[`${label}: target XS computrons`] = m.compute;
+      ctx.figures[`${label}: target heap growth (meterUsage.allocate)`] = `${m.allocate} bytes`;
+    }
+  });
+}
+
+export const scaleScenario: Scenario = {
+  name: 'controller-provisioning-at-scale',
+  title: 'Figure: controller provisioning with 20 controllers, 100 clients and a 512 KB backup',
+  needs: { controllers: 2 },
+  firmwareSettings: { resultDisplayMs: 60_000 },
+  async run(ctx) {
+    await provisionAtScale(ctx, 'large (20C 100L 512 KB)', 20, 100, 524_256);
+  },
+};
+
+export const smallScaleScenario: Scenario = {
+  name: 'controller-provisioning-small',
+  title: 'Figure baseline: controller provisioning with 2 controllers, 10 clients, no backup',
+  needs: { controllers: 2 },
+  firmwareSettings: { resultDisplayMs: 60_000 },
+  async run(ctx) {
+    await provisionAtScale(ctx, 'small (2C 10L)', 2, 10, 0);
+  },
+};

@@ -1,0 +1,59 @@
+// Cloud backup round trip (spec 4.2): push, 304 when unchanged, retrieve after the local copy is
+// deleted, delete; a replacement board with another fuse key cannot decrypt the original's backup.
+import { check } from '../bench.ts';
+import type { BenchBoard } from '../board.ts';
+import { backupJson } from './helpers.ts';
+import type { Scenario } from './types.ts';
+
+export const cloudBackupScenarios: Scenario[] = [
+  {
+    name: 'cloud-backup-round-trip',
+    title: 'Cloud backup: push, 304, retrieve, delete; a replacement board cannot decrypt',
+    needs: { controllers: 2 },
+    async run(ctx) {
+      const [board, other] = ctx.controllers() as [BenchBoard, BenchBoard];
+      const backup = backupJson(100_000);
+      let auth: Record<string, string> = {};
+      await ctx.step('power on, enroll with the cloud from the console, store a local backup', async () => {
+        await ctx.start(board);
+        await ctx.enroll(board);
+        auth = await ctx.login(board);
+        check((await board.http('ethernet', 'PUT', '/backup', { headers: auth, body: backup })).status === 200, 'local backup stored');
+      });
+      await ctx.step('push: the cloud stores an FFCE blob, not the plaintext', async () => {
+        const r = await board.http('ethernet', 'POST', '/api/cloud-backup', { headers: auth });
+        check(r.status === 200 && r.json.result === 'stored', `push answered ${r.status} ${r.text}`);
+        const blob = (await ctx.cloud.store.getBackup(board.spec.uuid))?.blob;
+        check(blob && blob.subarray(0, 4).toString() === 'FFCE' && !blob.includes(Buffer.from('Light 00001')), 'an encrypted blob');
+      });
+      await ctx.step('push again unchanged: the cloud answers 304', async () => {
+        const r = await board.http('ethernet', 'POST', '/api/cloud-backup', { headers: auth });
+        check(r.status === 200 && r.json.result === 'unchanged', `second push ${r.text}`);
+      });
+      await ctx.step('delete the local copy, then retrieve it from the cloud', async () => {
+        check((await board.http('ethernet', 'DELETE', '/backup', { headers: auth })).status === 204, 'local delete');
+        const r = await board.http('ethernet', 'GET', '/api/cloud-backup', { headers: auth });
+        check(r.status === 200 && r.text === backup, `retrieve answered ${r.status}`);
+        check((await board.http('ethernet', 'GET', '/backup', { headers: auth })).text === backup, 'the local copy is back');
+      });
+      await ctx.step('a replacement board (other fuse key, same UUID) cannot decrypt and keeps its own backup', async () => {
+        // The second controller stands in for the replacement: same UUID, its own fuse key (on a
+        // real rig, the operator swaps the board).
+        other.spec.uuid = board.spec.uuid;
+        await ctx.start(other);
+        await ctx.enroll(other);
+        const a = await ctx.login(other);
+        await other.http('ethernet', 'PUT', '/backup', { headers: a, body: '{"replacement":true}' });
+        const r = await other.http('ethernet', 'GET', '/api/cloud-backup', { headers: a });
+        check(r.status === 422 && r.json.error === 'backup_decrypt_failed', `replacement retrieve answered ${r.status} ${r.text}`);
+        check((await other.http('ethernet', 'GET', '/backup', { headers: a })).text === '{"replacement":true}', 'its local backup is untouched');
+        await ctx.enroll(board);
+      });
+      await ctx.step('delete the cloud backup: 204, then 404 everywhere', async () => {
+        check((await board.http('ethernet', 'DELETE', '/api/cloud-backup', { headers: auth })).status === 204, 'delete');
+        check((await board.http('ethernet', 'GET', '/api/cloud-backup', { headers: auth })).status === 404, 'retrieve after delete');
+        check((await board.http('ethernet', 'GET', '/backup', { headers: auth })).status === 404, 'local copy removed too');
+      });
+    },
+  },
+];

@@ -1,0 +1,16 @@
+import { clientProvisioningScenarios } from './client-provisioning.ts';
+import { cloudBackupScenarios } from './cloud-backup.ts';
+import { controllerProvisioningScenarios } from './controller-provisioning.ts';
+import { otaScenarios } from './ota.ts';
+import { securityScenarios } from './security.ts';
+import type { Scenario } from './types.ts';
+
+export type { Scenario } from './types.ts';
+
+export const scenarios: Scenario[] = [
+  ...clientProvisioningScenarios,
+  ...controllerProvisioningScenarios,
+  ...cloudBackupScenarios,
+  ...otaScenarios,
+  ...securityScenarios,
+];

@@ -1,0 +1,56 @@
+// OTA (spec 4.1): a board on an old version walks three releases one by one, skipping a revoked one;
+// a board on a revoked version with nothing newer sees the 409 hard error.
+import { check } from '../bench.ts';
+import type { BenchBoard } from '../board.ts';
+import type { Scenario } from './types.ts';
+
+export const otaScenarios: Scenario[] = [
+  {
+    name: 'ota-sequential',
+    title: 'OTA: three releases one by one, a revoked one skipped; 409 on a revoked version',
+    needs: { controllers: 2 },
+    async run(ctx) {
+      const [board, stuck] = ctx.controllers() as [BenchBoard, BenchBoard];
+      const track = `/admin/firmware/${board.spec.hardwareClass}/${board.spec.productHex}/${board.spec.hardwareClass}`;
+      await ctx.step('release 2026.02.01, 2026.03.01, 2026.04.01, 2026.05.01 and revoke 2026.03.01', async () => {
+        for (const v of ['2026.02.01', '2026.03.01', '2026.04.01', '2026.05.01']) {
+          const r = await ctx.admin('PUT', `${track}/${v}`, await ctx.serveImage(v));
+          check(r.status === 201, `release ${v}: ${r.status}`);
+        }
+        check((await ctx.admin('POST', `${track}/2026.03.01/revoke`)).status === 200, 'revoke');
+      });
+      const installed: string[] = [];
+      await ctx.step(`power on the board on ${board.spec.firmwareVersion}`, async () => {
+        await ctx.start(board);
+        await ctx.enroll(board);
+      });
+      for (let i = 0; i < 4; i++) {
+        const done = await ctx.step(`update check ${i + 1}`, async () => {
+          const answer = await board.command('ota check', 60_000);
+          check(answer.startsWith('OK '), `ota check answered ${answer}`);
+          const result = JSON.parse(answer.slice(3));
+          if (result.kind === 'up_to_date') return true;
+          installed.push(result.version);
+          await board.waitForLine(new RegExp(`^LOG INFO boot: .*firmware ${result.version.replace(/\./g, '\\.')}`), 30_000);
+          return false;
+        });
+        if (done) break;
+      }
+      await ctx.step('the board installed 2026.02.01, 2026.04.01, 2026.05.01 in that order', async () => {
+        check(JSON.stringify(installed) === JSON.stringify(['2026.02.01', '2026.04.01', '2026.05.01']), `installed ${JSON.stringify(installed)}`);
+        ctx.figures['ota releases walked'] = installed.join(' → ');
+      });
+      await ctx.step('a board on a revoked version with nothing newer gets the 409 hard error', async () => {
+        const other = `/admin/firmware/${stuck.spec.hardwareClass}/0x0badf00d/${stuck.spec.hardwareClass}`;
+        stuck.spec.productHex = '0x0badf00d';
+        check((await ctx.admin('PUT', `${other}/2025.12.01`)).status === 201, 'release');
+        check((await ctx.admin('PUT', `${other}/${stuck.spec.firmwareVersion}`)).status === 201, 'release');
+        check((await ctx.admin('POST', `${other}/${stuck.spec.firmwareVersion}/revoke`)).status === 200, 'revoke');
+        await ctx.start(stuck);
+        await ctx.enroll(stuck);
+        const answer = await stuck.command('ota check', 60_000);
+        check(/^ERR check_failed update check answered 409/.test(answer), `answer ${answer}`);
+      });
+    },
+  },
+];

@@ -1,0 +1,53 @@
+// Provisioning security (spec 5.2-5.5): a token via Ethernet is refused (403), the mode off gives 409,
+// an expired token is refused, and a new token for a MAC invalidates the old one.
+import { check } from '../bench.ts';
+import type { BenchBoard } from '../board.ts';
+import { enableProvisioning, mac, seedSource } from './helpers.ts';
+import type { Scenario } from './types.ts';
+
+export const securityScenarios: Scenario[] = [
+  {
+    name: 'provisioning-security',
+    title: 'Provisioning security: Ethernet 403, mode off 409, expiry, one token per MAC',
+    needs: { controllers: 1 },
+    firmwareSettings: { provisioningModeTtlSeconds: 4 },
+    async run(ctx) {
+      const source = ctx.controllers()[0] as BenchBoard;
+      const client = { uuid: 'lamp-0', mac: mac(0x800) };
+      const exchange = (iface: 'softap' | 'ethernet') =>
+        source.http(iface, 'POST', '/api/provisioning/token', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(client) });
+      const read = (token: string, iface: 'softap' | 'ethernet' = 'softap') => source.http(iface, 'GET', `/api/clients/${client.uuid}`, { headers: { 'provisioning-token': token } });
+      await ctx.step('power on the source and register one client', async () => {
+        await ctx.start(source);
+        await seedSource(ctx, source, { clients: 1 });
+      });
+      await ctx.step('with provisioning mode off, the exchange answers 409', async () => {
+        const r = await exchange('softap');
+        check(r.status === 409, `exchange answered ${r.status}`);
+      });
+      await enableProvisioning(ctx, source);
+      let first = '';
+      await ctx.step('the exchange on Ethernet answers 403; on the SoftAP it issues a token', async () => {
+        check((await exchange('ethernet')).status === 403, 'exchange via Ethernet');
+        const r = await exchange('softap');
+        check(r.status === 200 && typeof r.json.token === 'string', `exchange answered ${r.status}`);
+        first = r.json.token;
+      });
+      await ctx.step('the token is refused with 403 on Ethernet and accepted on the SoftAP', async () => {
+        check((await read(first, 'ethernet')).status === 403, 'via Ethernet');
+        check((await read(first)).status === 200, 'via the SoftAP');
+      });
+      await ctx.step('a new token for the same MAC invalidates the previous one', async () => {
+        const second = (await exchange('softap')).json.token as string;
+        check((await read(first)).status === 401, 'the old token');
+        check((await read(second)).status === 200, 'the new token');
+        first = second;
+      });
+      await ctx.step('after the lifetime (PROVISIONING_MODE_TTL, 4 s on this build) the token is refused', async () => {
+        await new Promise((r) => setTimeout(r, 4500));
+        const r = await read(first);
+        check(r.status === 401 || r.status === 409, `an expired token answered ${r.status}`);
+      });
+    },
+  },
+];

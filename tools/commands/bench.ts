@@ -1,0 +1,42 @@
+// `fleet bench [rig]` (npm run bench): starts the cloud, the broker and the rig, runs the scenarios
+// with a progress display, prints a results table and writes bench-report/ (index.html, junit.xml,
+// OLED pictures). Exit 1 when a scenario fails, naming the step and why.
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { summaryTable, writeReport } from '../../harness/report.ts';
+import { loadRig, RigError } from '../../harness/rig.ts';
+import { runScenarios } from '../../harness/runner.ts';
+import { scaleScenario, smallScaleScenario } from '../../harness/scale.ts';
+import { scenarios } from '../../harness/scenarios/index.ts';
+
+export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.json', import.meta.url));
+
+export function benchCommand(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('bench')
+    .description('Run the provisioning, backup, OTA and security scenarios on a rig (virtual boards by default) and write bench-report/')
+    .argument('[rig]', 'rig file (JSON)', DEFAULT_RIG)
+    .option('--scenario <name...>', 'run only these scenarios')
+    .option('--report <dir>', 'where to write the report', 'bench-report')
+    .option('--no-figures', 'skip the figure runs (20 controllers, 100 clients, 512 KB backup)')
+    .option('--list', 'list the scenarios and exit')
+    .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean }) => {
+      const all = [...scenarios, ...(o.figures ? [smallScaleScenario, scaleScenario] : [])];
+      if (o.list) {
+        for (const s of [...scenarios, smallScaleScenario, scaleScenario]) process.stdout.write(`${s.name.padEnd(36)} ${s.title}\n`);
+        return;
+      }
+      const unknown = (o.scenario ?? []).filter((n) => !all.some((s) => s.name === n));
+      if (unknown.length) throw new RigError(`unknown scenario: ${unknown.join(', ')} (see fleet bench --list)`);
+      const chosen = o.scenario ? all.filter((s) => o.scenario!.includes(s.name)) : all;
+      const rig = loadRig(resolve(rigPath));
+      const reportDir = resolve(o.report);
+      process.stderr.write(`bench: rig ${rig.name} (${rig.boards.length} boards), ${chosen.length} scenarios, report in ${reportDir}\n`);
+      const run = await runScenarios(rig, chosen, { reportDir, progress: (line) => process.stderr.write(line + '\n') });
+      writeReport(run, reportDir);
+      process.stdout.write(summaryTable(run) + '\n');
+      process.stdout.write(`report: ${resolve(reportDir, 'index.html')}\n`);
+      if (run.results.some((r) => r.status === 'failed')) setExit(1);
+    });
+}
