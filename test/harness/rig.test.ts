@@ -1,0 +1,36 @@
+// Rig files: the shipped rigs load; a bad rig is refused naming the field and the value.
+import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { loadRig, parseRig, RigError } from '../../harness/rig.ts';
+
+const rigPath = (name: string) => fileURLToPath(new URL(`../../harness/rigs/${name}.json`, import.meta.url));
+const board = { id: 'a', role: 'controller', kind: 'virtual', uuid: 'u-1', ethernet_mac: '24:0A:C4:E0:00:01', wifi_mac: '24:0A:C4:10:00:01', fuse_key: 'ab'.repeat(32), position: { x: 0, y: 0 } };
+
+describe('rig files', () => {
+  it('the shipped two-board and five-board rigs load', () => {
+    expect(loadRig(rigPath('two-board')).boards.map((b) => b.role)).toEqual(['controller', 'controller']);
+    const five = loadRig(rigPath('five-board'));
+    expect(five.boards.filter((b) => b.role === 'client')).toHaveLength(3);
+    expect(five.boards[0]!.build).toBe('debug');
+    expect(five.mqtt).toEqual({ kind: 'aedes' });
+  });
+
+  it.each([
+    [{ boards: [] }, /boards: must list at least one board/],
+    [{ boards: [{ ...board, role: 'lamp' }] }, /boards\[0\]\.role: must be controller or client: "lamp"/],
+    [{ boards: [{ ...board, wifi_mac: '24-0a' }] }, /boards\[0\]\.wifi_mac: must match/],
+    [{ boards: [{ ...board, fuse_key: 'short' }] }, /boards\[0\]\.fuse_key/],
+    [{ boards: [{ ...board, position: { x: 'near' } }] }, /boards\[0\]\.position/],
+    [{ boards: [board, { ...board, id: 'b' }] }, /MAC addresses must be unique/],
+    [{ boards: [board, { ...board }] }, /board ids must be unique/],
+    [{ boards: [{ ...board, kind: 'jtag' }] }, /kind: must be virtual, serial or rfc2217/],
+    [{ boards: [{ ...board, kind: 'serial' }] }, /boards\[0\]\.port: must be a non-empty string/],
+    [{ boards: [board], cloud: { kind: 'external', url: 'http://10.0.0.5:8080' } }, /cloud\.url: must match/],
+  ])('refuses %j', (extra, message) => {
+    expect(() => parseRig({ name: 'r', ...extra })).toThrow(message);
+  });
+
+  it('names the file when it is not JSON or missing', () => {
+    expect(() => loadRig('/nonexistent/rig.json')).toThrow(RigError);
+  });
+});
