@@ -186,6 +186,9 @@ export class XsBoard {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Power off: the radios go quiet with the board.
+    if (this.softAp) this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
+    if (this.association) this.o.air?.disconnect(this.association.bssid, this.stationMac);
     for (const t of this.timers.values()) clearTimeout(t);
     this.http.abortAll();
     await Promise.all(this.servers.map((s) => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())))));

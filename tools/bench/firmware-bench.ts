@@ -89,41 +89,47 @@ async function main(): Promise<void> {
     }
     await bench('cloud_retrieve_512k', board, { prepare: () => http(board, 'DELETE', '/backup', auth), work: () => http(board, 'GET', '/api/cloud-backup', auth) });
 
-    // Target procedure: a source with 10 controllers (one is the target), 50 clients, 512 KB backup.
-    const source = await start(2);
-    const sauth = { 'visual-token': (await http(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
-    await http(source, 'PUT', '/api/controllers/bench-ctl-3', sauth, JSON.stringify({ ethernet_mac: identity(3).ethernetMac, name: 'target' }));
-    for (let i = 0; i < 9; i++) await http(source, 'PUT', `/api/controllers/ctl-${i}`, sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
-    for (let i = 0; i < 50; i++) {
-      await http(source, 'PUT', `/api/clients/lamp-${i}`, sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: '-----BEGIN CERTIFICATE-----\n' + 'A'.repeat(900) + '\n-----END CERTIFICATE-----\n' }));
-    }
-    await http(source, 'PUT', '/backup', sauth, backupOfSize(524_256));
-    await http(source, 'PUT', '/api/provisioning', sauth);
-    const t0 = Date.now();
-    const target = await start(3, { resultDisplayMs: 60_000 });
-    const wallMs = Date.now() - t0;
-    const outcome = target.bootResult as { provisioning: { kind: string; lines?: string[] } };
-    await target.close();
-    // The same procedure on fresh targets whose heap has only a given headroom left.
-    let peak: number | null = null;
-    for (const h of HEADROOMS_KB) {
-      const t = await XsBoard.start({ identity: identity(3), fuseKeyHex: '03'.repeat(32), flashDir: join(dir, `flash-3-${h}`), adminPassword: PASSWORD, air, settings: { resultDisplayMs: 60_000 }, deferBoot: true });
-      try {
-        await leaveHeadroom(t, h);
-        const before = (await t.evaluate('1')).allocate;
-        const r = (await t.boot()) as { provisioning: { ok?: boolean } };
-        await t.idle();
-        if (!r.provisioning.ok) throw new Error('the probed target procedure did not succeed');
-        if ((await t.evaluate('1')).allocate === before) {
-          peak = h;
-          break;
-        }
-      } finally {
-        await t.close();
+    // Target procedure: a source with N controllers (one is the target), M clients, a 512 KB backup;
+    // twice, to show that the target's heap does not grow with the number of records.
+    let sourceN = 10;
+    for (const [controllers, clients] of [[10, 50], [20, 100]] as const) {
+      const source = await start(++sourceN);
+      const targetN = ++sourceN;
+      const sauth = { 'visual-token': (await http(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
+      await http(source, 'PUT', `/api/controllers/bench-ctl-${targetN}`, sauth, JSON.stringify({ ethernet_mac: identity(targetN).ethernetMac, name: 'target' }));
+      for (let i = 0; i < controllers - 1; i++) await http(source, 'PUT', `/api/controllers/ctl-${i}`, sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
+      for (let i = 0; i < clients; i++) {
+        await http(source, 'PUT', `/api/clients/lamp-${i}`, sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: '-----BEGIN CERTIFICATE-----\n' + 'A'.repeat(900) + '\n-----END CERTIFICATE-----\n' }));
       }
+      await http(source, 'PUT', '/backup', sauth, backupOfSize(524_256));
+      await http(source, 'PUT', '/api/provisioning', sauth);
+      const t0 = Date.now();
+      const target = await start(targetN, { resultDisplayMs: 60_000 });
+      const wallMs = Date.now() - t0;
+      const outcome = target.bootResult as { provisioning: { kind: string; lines?: string[] } };
+      await target.close();
+      // The same procedure on fresh targets whose heap has only a given headroom left.
+      let peak: number | null = null;
+      for (const h of HEADROOMS_KB) {
+        const t = await XsBoard.start({ identity: identity(targetN), fuseKeyHex: targetN.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${targetN}-${h}`), adminPassword: PASSWORD, air, settings: { resultDisplayMs: 60_000 }, deferBoot: true });
+        try {
+          await leaveHeadroom(t, h);
+          const before = (await t.evaluate('1')).allocate;
+          const r = (await t.boot()) as { provisioning: { ok?: boolean } };
+          await t.idle();
+          if (!r.provisioning.ok) throw new Error('the probed target procedure did not succeed');
+          if ((await t.evaluate('1')).allocate === before) {
+            peak = h;
+            break;
+          }
+        } finally {
+          await t.close();
+        }
+      }
+      report(`target_procedure_${controllers}c_${clients}l_512k`, target.meter, peak);
+      process.stdout.write(`  target outcome: ${JSON.stringify(outcome.provisioning.lines ?? outcome.provisioning.kind)}, wall time ${wallMs} ms (including XS start)\n`);
+      await source.close();
     }
-    report('target_procedure_10c_50l_512k', target.meter, peak);
-    process.stdout.write(`  target outcome: ${JSON.stringify(outcome.provisioning.lines ?? outcome.provisioning.kind)}, wall time ${wallMs} ms (including XS start)\n`);
   } finally {
     await Promise.all(boards.map((b) => b.close()));
     await cloud.close();
