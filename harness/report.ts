@@ -62,7 +62,7 @@ tr.not_applicable td:nth-child(2),.not_applicable .verdict{color:#8c959f}
 section{border-top:2px solid #d0d7de;margin-top:1.6rem} .verdict{font-size:.8em;margin-left:.5rem}
 li{margin:.35rem 0} li.ok>span{color:#1a7f37} li.bad>span{color:#cf222e} small{color:#57606a}
 .err{color:#cf222e;font-family:monospace;white-space:pre-wrap} .shots{display:flex;flex-wrap:wrap;gap:1rem;margin:.4rem 0}
-figure{margin:0} figcaption{font-size:.85em;color:#57606a} pre{font-size:.75em;background:#f6f8fa;padding:.4rem;max-width:384px;overflow:auto}
+figure{margin:0} figcaption{font-size:.85em;color:#57606a} pre{font-size:.75em;background:#f6f8fa;padding:.4rem;max-width:384px;white-space:pre-wrap;word-break:break-all}
 img{image-rendering:pixelated;border:1px solid #444}
 </style></head><body>
 <h1>Bench report: rig ${esc(run.rig.name)}</h1>

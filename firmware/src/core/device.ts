@@ -132,6 +132,7 @@ export class Device {
     this.hal.console.onLine((line) => void this.console.dispatch(line));
     this.autoBackup.start();
     this.log('info', 'boot', `${me.role} ${me.uuid} firmware ${me.firmwareVersion} (${me.build})`);
+    this.hal.display.show([me.role === 'controller' ? 'Controller' : 'Client', me.uuid.slice(0, 21), `fw ${me.firmwareVersion}${me.build === 'debug' ? ' debug' : ''}`]);
     if (me.role === 'controller') {
       const provisioning = await runTargetProcedure({ hal: this.hal, settings: this.settings, records: this.records, local: this.local, log: (l, m) => this.log(l, 'target', m) });
       this.console.event({ event: 'target_provisioning', ...provisioning });

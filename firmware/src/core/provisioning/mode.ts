@@ -66,6 +66,7 @@ export class ProvisioningMode {
     this.expiresAtMs = this.hal.clock.now() + ttlMs;
     this.timer = this.hal.timers.setTimeout(() => void this.disable('timeout'), ttlMs);
     this.log('info', `provisioning mode on: ${this.allowlist.size} MACs allowed, ${this.settings.provisioningModeTtlSeconds} s`);
+    this.hal.display.show(['Provisioning on', PROVISIONING_SSID, `${this.allowlist.size} MACs, ${Math.round(this.settings.provisioningModeTtlSeconds / 60)} min`]);
     return this.status();
   }
 
@@ -81,6 +82,8 @@ export class ProvisioningMode {
       this.state = 'disabled';
       this.lastStopReason = reason;
       this.log('info', `provisioning mode off: ${reason}`);
+      // A refused station's warning stays on the screen (spec 3.2).
+      if (reason !== 'mac_not_allowed') this.hal.display.show(['Provisioning off', reason]);
     }
   }
 
