@@ -31,22 +31,30 @@ async function provisionAtScale(ctx: ScenarioContext, label: string, controllers
   });
 }
 
-export const scaleScenario: Scenario = {
-  name: 'controller-provisioning-at-scale',
-  title: 'Figure: controller provisioning with 20 controllers, 100 clients and a 512 KB backup',
-  needs: { controllers: 2 },
-  firmwareSettings: { resultDisplayMs: 60_000 },
-  async run(ctx) {
-    await provisionAtScale(ctx, 'large (20C 100L 512 KB)', 20, 100, 524_256);
-  },
-};
+function figureRun(name: string, title: string, label: string, controllers: number, clients: number, backupBytes: number): Scenario {
+  return {
+    name,
+    title,
+    needs: { controllers: 2 },
+    firmwareSettings: { resultDisplayMs: 60_000 },
+    run: (ctx) => provisionAtScale(ctx, label, controllers, clients, backupBytes),
+  };
+}
 
-export const smallScaleScenario: Scenario = {
-  name: 'controller-provisioning-small',
-  title: 'Figure baseline: controller provisioning with 2 controllers, 10 clients, no backup',
-  needs: { controllers: 2 },
-  firmwareSettings: { resultDisplayMs: 60_000 },
-  async run(ctx) {
-    await provisionAtScale(ctx, 'small (2C 10L)', 2, 10, 0);
-  },
-};
+export const scaleScenario = figureRun(
+  'controller-provisioning-at-scale',
+  'Figure: controller provisioning with 20 controllers, 100 clients and a 512 KB backup',
+  'large (20C 100L 512 KB)',
+  20,
+  100,
+  524_256,
+);
+
+export const smallScaleScenario = figureRun(
+  'controller-provisioning-small',
+  'Figure baseline: controller provisioning with 2 controllers, 10 clients, no backup',
+  'small (2C 10L)',
+  2,
+  10,
+  0,
+);

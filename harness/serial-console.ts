@@ -2,14 +2,15 @@
 // for a real board or a pseudo-terminal for a virtual one. Lines in, commands out.
 import { SerialPort } from 'serialport';
 import { TimeoutError } from './board.ts';
+import { LineSplitter } from './lines.ts';
 
 export class SerialConsole {
   readonly lines: string[] = [];
-  private buffer = '';
+  private readonly splitter = new LineSplitter((line) => this.onLine(line));
   private readonly waiters: { pattern: RegExp; from: number; resolve: (l: string) => void }[] = [];
 
   private constructor(private readonly port: SerialPort) {
-    port.on('data', (chunk: Buffer) => this.onData(chunk));
+    port.on('data', (chunk: Buffer) => this.splitter.push(chunk));
   }
 
   static async open(path: string, baudRate = 115200): Promise<SerialConsole> {
@@ -18,19 +19,13 @@ export class SerialConsole {
     return new SerialConsole(port);
   }
 
-  private onData(chunk: Buffer): void {
-    this.buffer += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, nl).replace(/\r$/, '');
-      this.buffer = this.buffer.slice(nl + 1);
-      this.lines.push(line);
-      for (let i = this.waiters.length - 1; i >= 0; i--) {
-        const w = this.waiters[i]!;
-        if (this.lines.length - 1 >= w.from && w.pattern.test(line)) {
-          this.waiters.splice(i, 1);
-          w.resolve(line);
-        }
+  private onLine(line: string): void {
+    this.lines.push(line);
+    for (let i = this.waiters.length - 1; i >= 0; i--) {
+      const w = this.waiters[i]!;
+      if (this.lines.length - 1 >= w.from && w.pattern.test(line)) {
+        this.waiters.splice(i, 1);
+        w.resolve(line);
       }
     }
   }

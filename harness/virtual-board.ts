@@ -7,6 +7,7 @@ import { SerialPort } from 'serialport';
 import type { VirtualAir } from '../firmware/host/air.ts';
 import { XsBoard, type MeterTotals, type MqttBridge } from '../firmware/host/xs-board.ts';
 import { displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
+import { LineSplitter } from './lines.ts';
 import { openPtyPair, type PtyPair } from './pty.ts';
 import type { BoardSpec } from './rig.ts';
 import { SerialConsole } from './serial-console.ts';
@@ -24,7 +25,8 @@ export class VirtualBoard implements BenchBoard {
   private pty: PtyPair | undefined;
   private uart: SerialPort | undefined;
   private console: SerialConsole | undefined;
-  private uartBuffer = '';
+  /** Console input from the harness, a line at a time, into the firmware. */
+  private readonly uartLines = new LineSplitter((line) => void this.xs?.send({ type: 'console', line }).catch(() => undefined));
   private restarting: Promise<void> | undefined;
   private stopped = false;
   /** Every reboot the firmware asked for, with its reason. */
@@ -48,7 +50,7 @@ export class VirtualBoard implements BenchBoard {
       this.pty = await openPtyPair(this.env.workDir, this.spec.id);
       this.uart = new SerialPort({ path: this.pty.boardEnd, baudRate: 115200, autoOpen: false, hupcl: false });
       await new Promise<void>((resolve, reject) => this.uart!.open((e) => (e ? reject(e) : resolve())));
-      this.uart.on('data', (chunk: Buffer) => this.fromHarness(chunk));
+      this.uart.on('data', (chunk: Buffer) => this.uartLines.push(chunk));
       this.console = await SerialConsole.open(this.pty.harnessEnd);
     }
     await this.boot();
@@ -117,17 +119,6 @@ export class VirtualBoard implements BenchBoard {
     await new Promise<void>((r) => (this.uart?.isOpen ? this.uart.close(() => r()) : r()));
     await this.pty?.close();
     this.pty = undefined;
-  }
-
-  /** Console input from the harness, a line at a time, into the firmware. */
-  private fromHarness(chunk: Buffer): void {
-    this.uartBuffer += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = this.uartBuffer.indexOf('\n')) >= 0) {
-      const line = this.uartBuffer.slice(0, nl).replace(/\r$/, '');
-      this.uartBuffer = this.uartBuffer.slice(nl + 1);
-      this.xs?.send({ type: 'console', line }).catch(() => undefined);
-    }
   }
 
   consoleLines(): string[] {
