@@ -4,11 +4,7 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { summaryTable, writeReport } from '../../harness/report.ts';
 import { loadRig, RigError } from '../../harness/rig.ts';
-import { runScenarios } from '../../harness/runner.ts';
-import { scaleScenario, smallScaleScenario } from '../../harness/scale.ts';
-import { scenarios } from '../../harness/scenarios/index.ts';
 
 export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.json', import.meta.url));
 
@@ -22,6 +18,13 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
     .option('--no-figures', 'skip the figure runs (20 controllers, 100 clients, 512 KB backup)')
     .option('--list', 'list the scenarios and exit')
     .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean }) => {
+      // The harness (XS, serial ports, the broker) loads only for this command.
+      const [{ summaryTable, writeReport }, { runScenarios }, { scaleScenario, smallScaleScenario }, { scenarios }] = await Promise.all([
+        import('../../harness/report.ts'),
+        import('../../harness/runner.ts'),
+        import('../../harness/scale.ts'),
+        import('../../harness/scenarios/index.ts'),
+      ]);
       const all = [...scenarios, ...(o.figures ? [smallScaleScenario, scaleScenario] : [])];
       if (o.list) {
         for (const s of [...scenarios, smallScaleScenario, scaleScenario]) process.stdout.write(`${s.name.padEnd(36)} ${s.title}\n`);
