@@ -2,7 +2,10 @@
 // names it. Boards reach it through a host-side bridge of real MQTT clients.
 import { Aedes } from 'aedes';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
 import type { MqttBridge } from '../firmware/host/xs-board.ts';
 
@@ -84,16 +87,26 @@ export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0): Promis
 }
 
 async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publishes'>, bridge: MqttBridge, closeAll: () => Promise<void>, port: number): Promise<Broker> {
-  const p = port || 18_830 + Math.floor(Math.random() * 1000);
-  let child: ChildProcess;
-  try {
-    child = spawn('mosquitto', ['-p', String(p)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  } catch (err) {
-    throw new Error(`mosquitto is not installed (apt-get install mosquitto): ${(err as Error).message}`);
-  }
+  const p = port || (await freeLoopbackPort());
+  // A config file, not -p: -p would bind every interface; the bench stays on loopback.
+  const dir = mkdtempSync(join(tmpdir(), 'mosquitto-'));
+  const conf = join(dir, 'mosquitto.conf');
+  writeFileSync(conf, `listener ${p} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+  let stderr = '';
+  // Debian installs it in /usr/sbin, which is not on every user's PATH.
+  const bin = existsSync('/usr/sbin/mosquitto') ? '/usr/sbin/mosquitto' : 'mosquitto';
+  const child: ChildProcess = spawn(bin, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr?.on('data', (c) => (stderr += c));
   await new Promise<void>((resolve, reject) => {
     child.once('error', (err) => reject(new Error(`mosquitto could not start (apt-get install mosquitto): ${err.message}`)));
-    setTimeout(resolve, 300);
+    child.once('exit', (code) => reject(new Error(`mosquitto exited with ${code}: ${stderr.trim()}`)));
+    const deadline = Date.now() + 5000;
+    const probe = () => {
+      const s = connect(p, '127.0.0.1');
+      s.once('connect', () => (s.destroy(), resolve()));
+      s.once('error', () => (Date.now() > deadline ? reject(new Error(`mosquitto did not listen on 127.0.0.1:${p}: ${stderr.trim()}`)) : setTimeout(probe, 50)));
+    };
+    probe();
   });
   return {
     ...state,
@@ -102,7 +115,21 @@ async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publ
     bridge,
     async close() {
       await closeAll();
+      const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
+      rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
 }

@@ -39,6 +39,14 @@ describe('the bench on the five-board rig', () => {
   });
 });
 
+describe('the bench with mosquitto', () => {
+  it("provisions a client that then connects to Debian's mosquitto when the rig names it", { timeout: 120_000 }, async () => {
+    const rig = { ...loadRig(rigPath('five-board')), mqtt: { kind: 'mosquitto' as const } };
+    const run = await runScenarios(rig, scenarios.filter((s) => s.name === 'client-provisioning'), { reportDir: join(dir, 'mosquitto') });
+    expect(run.results.map((r) => `${r.name} ${r.status} ${r.error ?? ''}`.trim())).toEqual(['client-provisioning passed']);
+  });
+});
+
 describe('the bench on the two-board rig', () => {
   it('says why a scenario does not apply instead of failing it', { timeout: 120_000 }, async () => {
     const pick = scenarios.filter((s) => ['client-provisioning', 'controller-out-of-range'].includes(s.name));
