@@ -9,10 +9,8 @@ export class UnsupportedDatabaseError extends Error {
 
 export async function openStore(databaseUrl: string): Promise<CloudStore> {
   if (/^postgres(ql)?:\/\//i.test(databaseUrl)) {
-    //@@ The PostgreSQL store is the next store to write (docs/storage.md); the interface is ready for it.
-    throw new UnsupportedDatabaseError(
-      `DATABASE_URL names PostgreSQL, which this version does not support yet; use a SQLite path or sqlite: URL`,
-    );
+    const { PostgresStore } = await import('./postgres.ts');
+    return PostgresStore.connect(databaseUrl);
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl) && !databaseUrl.startsWith('sqlite:')) {
     throw new UnsupportedDatabaseError(`DATABASE_URL has an unknown scheme: ${JSON.stringify(databaseUrl)}`);

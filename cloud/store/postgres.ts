@@ -1,0 +1,310 @@
+// The PostgreSQL store: the same CloudStore as SQLite, for a cloud that outgrows one machine (several
+// instances share it). Atomic transitions are one transaction each, serialized per function with an
+// advisory lock; the nonce replay cache is one upsert.
+import pg from 'pg';
+import type {
+  BackupMeta,
+  CloudStore,
+  ConfigVersion,
+  DeleteConfigResult,
+  DeployResult,
+  Deployment,
+  DeviceRecord,
+  FirmwareRelease,
+  FunctionConfigState,
+  ReleaseTrack,
+  StoredBackup,
+} from './types.ts';
+
+/** Applied in order, each in a transaction; `schema_migrations` records how far. */
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE firmware_releases (
+     class TEXT NOT NULL, product_hex TEXT NOT NULL, application TEXT NOT NULL, version TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('RELEASED', 'REVOKED')),
+     released_at TEXT NOT NULL, revoked_at TEXT, url TEXT, size BIGINT, sha256 TEXT,
+     PRIMARY KEY (class, product_hex, application, version));
+   CREATE TABLE devices (uuid TEXT PRIMARY KEY, public_key_pem TEXT NOT NULL, enrolled_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+   CREATE TABLE device_nonces (uuid TEXT NOT NULL, nonce TEXT NOT NULL, expires_at_ms BIGINT NOT NULL, PRIMARY KEY (uuid, nonce));
+   CREATE INDEX device_nonces_expiry ON device_nonces (expires_at_ms);
+   CREATE TABLE backups (uuid TEXT PRIMARY KEY, blob BYTEA NOT NULL, etag TEXT, size INTEGER NOT NULL, last_backup_date TEXT NOT NULL);
+   CREATE TABLE appconfig_versions (function_name TEXT NOT NULL, version INTEGER NOT NULL, configuration TEXT NOT NULL, created_at TEXT NOT NULL,
+     PRIMARY KEY (function_name, version));
+   CREATE TABLE appconfig_deployments (function_name TEXT PRIMARY KEY, version INTEGER NOT NULL, configuration TEXT NOT NULL,
+     started_at_ms BIGINT NOT NULL, ends_at_ms BIGINT NOT NULL);`,
+];
+
+const NONCE_PURGE_EVERY = 256;
+/** One advisory-lock key space for migrations, another per appconfig function. */
+const MIGRATION_LOCK = 0x464c4545; // "FLEE"
+
+interface ReleaseRow {
+  class: string;
+  product_hex: string;
+  application: string;
+  version: string;
+  status: 'RELEASED' | 'REVOKED';
+  released_at: string;
+  revoked_at: string | null;
+  url: string | null;
+  size: string | null;
+  sha256: string | null;
+}
+
+interface DeploymentRow {
+  function_name: string;
+  version: number;
+  configuration: string;
+  started_at_ms: string;
+  ends_at_ms: string;
+}
+
+function release(r: ReleaseRow): FirmwareRelease {
+  const out: FirmwareRelease = { class: r.class, productHex: r.product_hex, application: r.application, version: r.version, status: r.status, releasedAt: r.released_at };
+  if (r.revoked_at !== null) out.revokedAt = r.revoked_at;
+  if (r.url !== null) out.url = r.url;
+  if (r.size !== null) out.size = Number(r.size);
+  if (r.sha256 !== null) out.sha256 = r.sha256;
+  return out;
+}
+
+function deployment(r: DeploymentRow): Deployment {
+  return {
+    version: r.version,
+    configuration: JSON.parse(r.configuration) as Record<string, unknown>,
+    startedAt: new Date(Number(r.started_at_ms)).toISOString(),
+    endsAt: new Date(Number(r.ends_at_ms)).toISOString(),
+  };
+}
+
+function device(r: { uuid: string; public_key_pem: string; enrolled_at: string; updated_at: string }): DeviceRecord {
+  return { uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at };
+}
+
+export class PostgresStore implements CloudStore {
+  readonly kind = 'postgres' as const;
+  private noncesSincePurge = 0;
+
+  private constructor(private readonly pool: pg.Pool) {}
+
+  /** Connects, and migrates the schema (one instance at a time, under an advisory lock). */
+  static async connect(url: string): Promise<PostgresStore> {
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const store = new PostgresStore(pool);
+    try {
+      await store.migrate();
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+    return store;
+  }
+
+  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async migrate(): Promise<void> {
+    await this.tx(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+      await c.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+      const { rows } = await c.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
+      const current = rows[0]?.v ?? 0;
+      if (current > POSTGRES_MIGRATIONS.length) {
+        throw new Error(`the database schema is version ${current}, newer than this program knows (${POSTGRES_MIGRATIONS.length})`);
+      }
+      for (let v = current; v < POSTGRES_MIGRATIONS.length; v++) {
+        await c.query(POSTGRES_MIGRATIONS[v]!);
+        await c.query('INSERT INTO schema_migrations (version) VALUES ($1)', [v + 1]);
+      }
+    });
+  }
+
+  async schemaVersion(): Promise<number> {
+    const { rows } = await this.pool.query<{ v: number }>('SELECT max(version) AS v FROM schema_migrations');
+    return rows[0]?.v ?? 0;
+  }
+
+  async listReleases(t: ReleaseTrack): Promise<FirmwareRelease[]> {
+    const { rows } = await this.pool.query<ReleaseRow>(
+      'SELECT * FROM firmware_releases WHERE class = $1 AND product_hex = $2 AND application = $3 ORDER BY version COLLATE "C"',
+      [t.class, t.productHex, t.application],
+    );
+    return rows.map(release);
+  }
+
+  async createRelease(r: FirmwareRelease): Promise<FirmwareRelease | null> {
+    const { rows } = await this.pool.query<ReleaseRow>(
+      `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING *`,
+      [r.class, r.productHex, r.application, r.version, r.status, r.releasedAt, r.revokedAt ?? null, r.url ?? null, r.size ?? null, r.sha256 ?? null],
+    );
+    return rows[0] ? release(rows[0]) : null;
+  }
+
+  async revokeRelease(t: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null> {
+    const { rows } = await this.pool.query<ReleaseRow>(
+      `UPDATE firmware_releases SET status = 'REVOKED', revoked_at = COALESCE(revoked_at, $1)
+       WHERE class = $2 AND product_hex = $3 AND application = $4 AND version = $5 RETURNING *`,
+      [at, t.class, t.productHex, t.application, version],
+    );
+    return rows[0] ? release(rows[0]) : null;
+  }
+
+  async getDevice(uuid: string): Promise<DeviceRecord | null> {
+    const { rows } = await this.pool.query('SELECT * FROM devices WHERE uuid = $1', [uuid]);
+    return rows[0] ? device(rows[0]) : null;
+  }
+
+  async listDevices(): Promise<DeviceRecord[]> {
+    const { rows } = await this.pool.query('SELECT * FROM devices ORDER BY uuid COLLATE "C"');
+    return rows.map(device);
+  }
+
+  async putDevice(uuid: string, publicKeyPem: string, at: string): Promise<{ device: DeviceRecord; created: boolean }> {
+    const { rows } = await this.pool.query(
+      `INSERT INTO devices (uuid, public_key_pem, enrolled_at, updated_at) VALUES ($1, $2, $3, $3)
+       ON CONFLICT (uuid) DO UPDATE SET public_key_pem = EXCLUDED.public_key_pem, updated_at = EXCLUDED.updated_at
+       RETURNING *, (xmax = 0) AS created`,
+      [uuid, publicKeyPem, at],
+    );
+    return { device: device(rows[0]), created: rows[0].created as boolean };
+  }
+
+  async deleteDevice(uuid: string): Promise<boolean> {
+    return this.tx(async (c) => {
+      await c.query('DELETE FROM device_nonces WHERE uuid = $1', [uuid]);
+      return ((await c.query('DELETE FROM devices WHERE uuid = $1', [uuid])).rowCount ?? 0) > 0;
+    });
+  }
+
+  async recordNonce(uuid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<boolean> {
+    if (++this.noncesSincePurge >= NONCE_PURGE_EVERY) {
+      this.noncesSincePurge = 0;
+      await this.pool.query('DELETE FROM device_nonces WHERE expires_at_ms <= $1', [nowMs]);
+    }
+    // A new nonce is inserted; an expired one not purged yet is revived; a live one is a replay.
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO device_nonces (uuid, nonce, expires_at_ms) VALUES ($1, $2, $3)
+       ON CONFLICT (uuid, nonce) DO UPDATE SET expires_at_ms = EXCLUDED.expires_at_ms WHERE device_nonces.expires_at_ms <= $4`,
+      [uuid, nonce, expiresAtMs, nowMs],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async getBackupMeta(uuid: string): Promise<BackupMeta | null> {
+    const { rows } = await this.pool.query('SELECT uuid, etag, size, last_backup_date FROM backups WHERE uuid = $1', [uuid]);
+    const r = rows[0];
+    return r ? { uuid: r.uuid, etag: r.etag, size: r.size, lastBackupDate: r.last_backup_date } : null;
+  }
+
+  async getBackup(uuid: string): Promise<StoredBackup | null> {
+    const { rows } = await this.pool.query('SELECT * FROM backups WHERE uuid = $1', [uuid]);
+    const r = rows[0];
+    return r ? { uuid: r.uuid, blob: r.blob as Buffer, etag: r.etag, size: r.size, lastBackupDate: r.last_backup_date } : null;
+  }
+
+  async putBackup(uuid: string, blob: Buffer, etag: string | null, at: string): Promise<BackupMeta> {
+    await this.pool.query(
+      `INSERT INTO backups (uuid, blob, etag, size, last_backup_date) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (uuid) DO UPDATE SET blob = EXCLUDED.blob, etag = EXCLUDED.etag, size = EXCLUDED.size, last_backup_date = EXCLUDED.last_backup_date`,
+      [uuid, blob, etag, blob.length, at],
+    );
+    return { uuid, etag, size: blob.length, lastBackupDate: at };
+  }
+
+  async deleteBackup(uuid: string): Promise<boolean> {
+    return ((await this.pool.query('DELETE FROM backups WHERE uuid = $1', [uuid])).rowCount ?? 0) > 0;
+  }
+
+  private async configState(c: pg.ClientBase, functionName: string): Promise<FunctionConfigState> {
+    const latest = (
+      await c.query<{ version: number; configuration: string; created_at: string }>(
+        'SELECT version, configuration, created_at FROM appconfig_versions WHERE function_name = $1 ORDER BY version DESC LIMIT 1',
+        [functionName],
+      )
+    ).rows[0];
+    const dep = (await c.query<DeploymentRow>('SELECT * FROM appconfig_deployments WHERE function_name = $1', [functionName])).rows[0];
+    const latestVersion: ConfigVersion | null = latest
+      ? { version: latest.version, configuration: JSON.parse(latest.configuration) as Record<string, unknown>, createdAt: latest.created_at }
+      : null;
+    return { functionName, latest: latestVersion, deployment: dep ? deployment(dep) : null };
+  }
+
+  /** A transaction holding the function's advisory lock: its transitions never interleave. */
+  private locked<T>(functionName: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.tx(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`appconfig:${functionName}`]);
+      return fn(c);
+    });
+  }
+
+  async getFunctionConfig(functionName: string): Promise<FunctionConfigState> {
+    const client = await this.pool.connect();
+    try {
+      return await this.configState(client, functionName);
+    } finally {
+      client.release();
+    }
+  }
+
+  async stageConfig(functionName: string, configuration: Record<string, unknown>, at: string): Promise<FunctionConfigState> {
+    return this.locked(functionName, async (c) => {
+      await c.query(
+        `INSERT INTO appconfig_versions (function_name, version, configuration, created_at)
+         SELECT $1, COALESCE(max(version), 0) + 1, $2, $3 FROM appconfig_versions WHERE function_name = $1`,
+        [functionName, JSON.stringify(configuration), at],
+      );
+      return this.configState(c, functionName);
+    });
+  }
+
+  async startDeployment(functionName: string, nowMs: number, durationMs: number): Promise<DeployResult> {
+    return this.locked(functionName, async (c): Promise<DeployResult> => {
+      const state = await this.configState(c, functionName);
+      const dep = state.deployment;
+      if (dep && Date.parse(dep.endsAt) > nowMs) return { ok: false, reason: 'in_progress', state };
+      if (!state.latest || (dep && dep.version >= state.latest.version)) return { ok: false, reason: 'nothing_staged', state };
+      await c.query(
+        `INSERT INTO appconfig_deployments (function_name, version, configuration, started_at_ms, ends_at_ms) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (function_name) DO UPDATE SET version = EXCLUDED.version, configuration = EXCLUDED.configuration,
+           started_at_ms = EXCLUDED.started_at_ms, ends_at_ms = EXCLUDED.ends_at_ms`,
+        [functionName, state.latest.version, JSON.stringify(state.latest.configuration), nowMs, nowMs + durationMs],
+      );
+      return { ok: true, state: await this.configState(c, functionName) };
+    });
+  }
+
+  async deleteConfig(functionName: string, nowMs: number): Promise<DeleteConfigResult> {
+    return this.locked(functionName, async (c): Promise<DeleteConfigResult> => {
+      const dep = (await c.query<DeploymentRow>('SELECT * FROM appconfig_deployments WHERE function_name = $1', [functionName])).rows[0];
+      if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress' };
+      const versions = (await c.query('DELETE FROM appconfig_versions WHERE function_name = $1', [functionName])).rowCount ?? 0;
+      const deployments = (await c.query('DELETE FROM appconfig_deployments WHERE function_name = $1', [functionName])).rowCount ?? 0;
+      return versions + deployments === 0 ? { ok: false, reason: 'not_found' } : { ok: true };
+    });
+  }
+
+  async listDeployments(): Promise<Map<string, Deployment>> {
+    const { rows } = await this.pool.query<DeploymentRow>('SELECT * FROM appconfig_deployments');
+    return new Map(rows.map((r) => [r.function_name, deployment(r)]));
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

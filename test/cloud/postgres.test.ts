@@ -1,0 +1,67 @@
+// The cloud over real sockets on the PostgreSQL store, two instances sharing it: releases made on one
+// are served by the other, a nonce used on one is a replay on the other, a deployment on one applies
+// on the other.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../cloud/store/postgres.ts';
+import { ffceBlob, startTestCloud, type TestCloud } from '../helpers/cloud.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
+
+let a: TestCloud;
+let b: TestCloud;
+let storeA: PostgresStore;
+let storeB: PostgresStore;
+
+beforeAll(async () => {
+  const url = await freshDatabase();
+  storeA = await PostgresStore.connect(url);
+  storeB = await PostgresStore.connect(url);
+  a = await startTestCloud({ store: storeA, env: { OTA_CACHE_TTL_MS: '0' } });
+  b = await startTestCloud({ store: storeB, env: { OTA_CACHE_TTL_MS: '0' } });
+});
+afterAll(async () => {
+  await a.close();
+  await b.close();
+  await storeA.close();
+  await storeB.close();
+});
+
+describe('the cloud on PostgreSQL, two instances', () => {
+  it('OTA: the next version, revoked skipped, 409 on a revoked version with nothing newer', async () => {
+    for (const v of ['2026.01.01', '2026.02.01', '2026.03.01']) expect((await a.admin('PUT', `/admin/firmware/ctl/0x000000ab/ctl/${v}`)).status).toBe(201);
+    expect((await a.admin('POST', '/admin/firmware/ctl/0x000000ab/ctl/2026.02.01/revoke')).status).toBe(200);
+    const check = async (cv: string) => {
+      const res = await fetch(`${b.url}/ota/ctl/0x000000AB/ctl?current_version=${cv}`);
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    expect((await check('2026.01.01')).body.version).toBe('2026.03.01');
+    expect((await check('2026.03.01')).body.version).toBe('2026.03.01');
+    expect((await check('2026.02.01')).body.version).toBe('2026.03.01');
+    expect((await a.admin('POST', '/admin/firmware/ctl/0x000000ab/ctl/2026.03.01/revoke')).status).toBe(200);
+    expect((await check('2026.03.01')).status).toBe(409);
+  });
+
+  it('backups: stored through one instance, read through the other; a nonce is a replay on both', async () => {
+    const dev = await a.enroll('dev-pg');
+    const headers = a.signed(dev.privateKey, 'dev-pg');
+    const post = await fetch(`${a.url}/devices/dev-pg/backup`, { method: 'POST', headers: { ...headers, 'content-type': 'application/octet-stream', etag: 'ab'.repeat(32) }, body: ffceBlob(500) });
+    expect(post.status).toBe(200);
+    const replay = await fetch(`${b.url}/devices/dev-pg/backup`, { headers });
+    expect(replay.status).toBe(401);
+    const got = await fetch(`${b.url}/devices/dev-pg/backup`, { headers: b.signed(dev.privateKey, 'dev-pg') });
+    expect(got.status).toBe(200);
+    expect(got.headers.get('etag')).toBe(`"${'ab'.repeat(32)}"`);
+    expect(Buffer.from(await got.arrayBuffer()).equals(ffceBlob(500))).toBe(true);
+  });
+
+  it('appconfig: a deployment on one instance blocks the other (409) and reaches its log level', async () => {
+    expect((await a.admin('PATCH', '/appconfig/svc-func-health', { logging: 'debug' })).status).toBe(200);
+    expect((await a.admin('POST', '/appconfig/svc-func-health/deploy')).status).toBe(202);
+    expect((await b.admin('DELETE', '/appconfig/svc-func-health')).status).toBe(409);
+    await b.cloud.levels.refresh();
+    expect(b.cloud.levels.get('svc-func-health')).toBe('DEBUG');
+    await fetch(`${b.url}/health`);
+    expect(b.logs.some((l) => l.function === 'svc-func-health' && l.level === 'DEBUG')).toBe(true);
+    const health = (await (await fetch(`${b.url}/health`)).json()) as any;
+    expect(health.store).toEqual({ kind: 'postgres', state: 'ok' });
+  });
+});
