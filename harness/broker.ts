@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
 import type { MqttBridge } from '../firmware/host/xs-board.ts';
+import { freeLoopbackPort } from './ports.ts';
 
 export interface Broker {
   host: string;
@@ -121,15 +122,4 @@ async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publ
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }

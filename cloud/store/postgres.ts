@@ -2,6 +2,7 @@
 // instances share it). Atomic transitions are one transaction each, serialized per function with an
 // advisory lock; the nonce replay cache is one upsert.
 import pg from 'pg';
+import { deploymentFromRow as deployment, deviceFromRow as device, releaseFromRow as release, type DeploymentRow, type ReleaseRow } from './rows.ts';
 import type {
   BackupMeta,
   CloudStore,
@@ -36,49 +37,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
 const NONCE_PURGE_EVERY = 256;
 /** One advisory-lock key space for migrations, another per appconfig function. */
 const MIGRATION_LOCK = 0x464c4545; // "FLEE"
-
-interface ReleaseRow {
-  class: string;
-  product_hex: string;
-  application: string;
-  version: string;
-  status: 'RELEASED' | 'REVOKED';
-  released_at: string;
-  revoked_at: string | null;
-  url: string | null;
-  size: string | null;
-  sha256: string | null;
-}
-
-interface DeploymentRow {
-  function_name: string;
-  version: number;
-  configuration: string;
-  started_at_ms: string;
-  ends_at_ms: string;
-}
-
-function release(r: ReleaseRow): FirmwareRelease {
-  const out: FirmwareRelease = { class: r.class, productHex: r.product_hex, application: r.application, version: r.version, status: r.status, releasedAt: r.released_at };
-  if (r.revoked_at !== null) out.revokedAt = r.revoked_at;
-  if (r.url !== null) out.url = r.url;
-  if (r.size !== null) out.size = Number(r.size);
-  if (r.sha256 !== null) out.sha256 = r.sha256;
-  return out;
-}
-
-function deployment(r: DeploymentRow): Deployment {
-  return {
-    version: r.version,
-    configuration: JSON.parse(r.configuration) as Record<string, unknown>,
-    startedAt: new Date(Number(r.started_at_ms)).toISOString(),
-    endsAt: new Date(Number(r.ends_at_ms)).toISOString(),
-  };
-}
-
-function device(r: { uuid: string; public_key_pem: string; enrolled_at: string; updated_at: string }): DeviceRecord {
-  return { uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at };
-}
 
 export class PostgresStore implements CloudStore {
   readonly kind = 'postgres' as const;

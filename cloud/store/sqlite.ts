@@ -2,6 +2,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { deploymentFromRow, deviceFromRow, releaseFromRow, type DeploymentRow, type DeviceRow, type ReleaseRow } from './rows.ts';
 import type {
   BackupMeta,
   CloudStore,
@@ -70,52 +71,6 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
 /** How many nonce inserts between two purges of expired nonces. */
 const NONCE_PURGE_EVERY = 256;
 
-interface ReleaseRow {
-  class: string;
-  product_hex: string;
-  application: string;
-  version: string;
-  status: 'RELEASED' | 'REVOKED';
-  released_at: string;
-  revoked_at: string | null;
-  url: string | null;
-  size: number | null;
-  sha256: string | null;
-}
-
-interface DeploymentRow {
-  function_name: string;
-  version: number;
-  configuration: string;
-  started_at_ms: number;
-  ends_at_ms: number;
-}
-
-function releaseFromRow(r: ReleaseRow): FirmwareRelease {
-  const out: FirmwareRelease = {
-    class: r.class,
-    productHex: r.product_hex,
-    application: r.application,
-    version: r.version,
-    status: r.status,
-    releasedAt: r.released_at,
-  };
-  if (r.revoked_at !== null) out.revokedAt = r.revoked_at;
-  if (r.url !== null) out.url = r.url;
-  if (r.size !== null) out.size = r.size;
-  if (r.sha256 !== null) out.sha256 = r.sha256;
-  return out;
-}
-
-function deploymentFromRow(r: DeploymentRow): Deployment {
-  return {
-    version: r.version,
-    configuration: JSON.parse(r.configuration) as Record<string, unknown>,
-    startedAt: new Date(r.started_at_ms).toISOString(),
-    endsAt: new Date(r.ends_at_ms).toISOString(),
-  };
-}
-
 /** `sqlite:path`, `sqlite::memory:`, `:memory:` or a plain file path. */
 export function sqlitePathFromUrl(url: string): string {
   if (url.startsWith('sqlite://')) return url.slice('sqlite://'.length);
@@ -154,10 +109,10 @@ export class SqliteStore implements CloudStore {
         `UPDATE firmware_releases SET status = 'REVOKED', revoked_at = COALESCE(revoked_at, ?)
          WHERE class = ? AND product_hex = ? AND application = ? AND version = ?`,
       ),
-      getDevice: db.prepare<[string], { uuid: string; public_key_pem: string; enrolled_at: string; updated_at: string }>(
+      getDevice: db.prepare<[string], DeviceRow>(
         `SELECT * FROM devices WHERE uuid = ?`,
       ),
-      listDevices: db.prepare<[], { uuid: string; public_key_pem: string; enrolled_at: string; updated_at: string }>(
+      listDevices: db.prepare<[], DeviceRow>(
         `SELECT * FROM devices ORDER BY uuid`,
       ),
       insertDevice: db.prepare(
@@ -260,13 +215,11 @@ export class SqliteStore implements CloudStore {
 
   async getDevice(uuid: string): Promise<DeviceRecord | null> {
     const r = this.stmts.getDevice.get(uuid);
-    return r ? { uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at } : null;
+    return r ? deviceFromRow(r) : null;
   }
 
   async listDevices(): Promise<DeviceRecord[]> {
-    return this.stmts.listDevices
-      .all()
-      .map((r) => ({ uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at }));
+    return this.stmts.listDevices.all().map(deviceFromRow);
   }
 
   async putDevice(uuid: string, publicKeyPem: string, at: string): Promise<{ device: DeviceRecord; created: boolean }> {
@@ -351,7 +304,7 @@ export class SqliteStore implements CloudStore {
   async startDeployment(functionName: string, nowMs: number, durationMs: number): Promise<DeployResult> {
     return this.db.transaction((): DeployResult => {
       const dep = this.stmts.getDeployment.get(functionName);
-      if (dep && dep.ends_at_ms > nowMs) return { ok: false, reason: 'in_progress', state: this.configState(functionName) };
+      if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress', state: this.configState(functionName) };
       const latest = this.stmts.latestVersion.get(functionName);
       // Only a version newer than the deployed one is staged (spec 3.4: staged -> deployed).
       if (!latest || (dep && dep.version >= latest.version)) {
@@ -365,7 +318,7 @@ export class SqliteStore implements CloudStore {
   async deleteConfig(functionName: string, nowMs: number): Promise<DeleteConfigResult> {
     return this.db.transaction((): DeleteConfigResult => {
       const dep = this.stmts.getDeployment.get(functionName);
-      if (dep && dep.ends_at_ms > nowMs) return { ok: false, reason: 'in_progress' };
+      if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress' };
       const removedVersions = this.stmts.deleteVersions.run(functionName).changes;
       const removedDeployment = this.stmts.deleteDeployment.run(functionName).changes;
       if (removedVersions + removedDeployment === 0) return { ok: false, reason: 'not_found' };

@@ -3,9 +3,9 @@
 // requires.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { freeLoopbackPort } from '../../harness/ports.ts';
 
 export interface PostgresServer {
   /** postgres://fleet@127.0.0.1:<port>/postgres: a superuser connection to create databases with. */
@@ -18,17 +18,6 @@ function binDir(): string {
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
   if (versions.length === 0) throw new Error('PostgreSQL is not installed: apt-get install postgresql (the cloud store tests run against a real server)');
   return join(root, versions[0]!, 'bin');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPostgres(): Promise<PostgresServer> {
@@ -46,7 +35,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   const run = (cmd: string, args: string[]) =>
     asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args], { stdio: 'pipe' }) : execFileSync(join(bin, cmd), args, { stdio: 'pipe' });
   run('initdb', ['-D', data, '-U', 'fleet', '--auth=trust', '-E', 'UTF8', '--locale=C']);
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '30', '-o', `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off`, 'start']);
   return {
     url: `postgres://fleet@127.0.0.1:${port}/postgres`,

@@ -1,0 +1,53 @@
+// Rows as both stores read them, to the records of types.ts. PostgreSQL returns BIGINT columns as
+// strings, SQLite as numbers; both go through here.
+import type { Deployment, DeviceRecord, FirmwareRelease } from './types.ts';
+
+export interface ReleaseRow {
+  class: string;
+  product_hex: string;
+  application: string;
+  version: string;
+  status: 'RELEASED' | 'REVOKED';
+  released_at: string;
+  revoked_at: string | null;
+  url: string | null;
+  size: number | string | null;
+  sha256: string | null;
+}
+
+export interface DeploymentRow {
+  function_name: string;
+  version: number;
+  configuration: string;
+  started_at_ms: number | string;
+  ends_at_ms: number | string;
+}
+
+export interface DeviceRow {
+  uuid: string;
+  public_key_pem: string;
+  enrolled_at: string;
+  updated_at: string;
+}
+
+export function releaseFromRow(r: ReleaseRow): FirmwareRelease {
+  const out: FirmwareRelease = { class: r.class, productHex: r.product_hex, application: r.application, version: r.version, status: r.status, releasedAt: r.released_at };
+  if (r.revoked_at !== null) out.revokedAt = r.revoked_at;
+  if (r.url !== null) out.url = r.url;
+  if (r.size !== null) out.size = Number(r.size);
+  if (r.sha256 !== null) out.sha256 = r.sha256;
+  return out;
+}
+
+export function deploymentFromRow(r: DeploymentRow): Deployment {
+  return {
+    version: r.version,
+    configuration: JSON.parse(r.configuration) as Record<string, unknown>,
+    startedAt: new Date(Number(r.started_at_ms)).toISOString(),
+    endsAt: new Date(Number(r.ends_at_ms)).toISOString(),
+  };
+}
+
+export function deviceFromRow(r: DeviceRow): DeviceRecord {
+  return { uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at };
+}
