@@ -13,6 +13,8 @@ export interface OtaAnswer {
   status: number;
   /** The JSON body, serialized once and reused. */
   body: Buffer;
+  /** For a 409: what the warning about a device stuck on a revoked version names. */
+  revoked?: Record<string, unknown>;
 }
 
 interface CachedTrack {
@@ -66,7 +68,7 @@ export class OtaService {
       this.byUrl.delete(url);
       return undefined;
     }
-    if (hit.answer.status === 409) this.logRevoked(hit.answer);
+    if (hit.answer.revoked) this.logRevoked(hit.answer.revoked);
     return hit.answer;
   }
 
@@ -103,14 +105,12 @@ export class OtaService {
     if (this.log.enabled('DEBUG')) {
       this.log.debug('update check', { track: { class: track.class, product_hex: track.productHex, application: track.application }, current_version: current ?? null, status: answer.status });
     }
-    if (answer.status === 409) this.logRevoked(answer);
+    if (answer.revoked) this.logRevoked(answer.revoked);
     return answer;
   }
 
-  private logRevoked(answer: OtaAnswer): void {
-    if (!this.log.enabled('WARNING')) return;
-    const body = JSON.parse(answer.body.toString()) as { details?: Record<string, unknown> };
-    this.log.warning('device on a revoked version with nothing newer released', body.details ?? {});
+  private logRevoked(details: Record<string, unknown>): void {
+    this.log.warning('device on a revoked version with nothing newer released', details);
   }
 
   private async load(track: ReleaseTrack): Promise<CachedTrack> {
@@ -137,8 +137,10 @@ export class OtaService {
         return json(200, toManifest(d.release));
       case 'none_released':
         return json(404, new ApiError('firmware_not_found', { class: track.class, product_hex: track.productHex, application: track.application }).toBody());
-      case 'current_revoked':
-        return json(409, new ApiError('current_version_revoked', { class: track.class, product_hex: track.productHex, application: track.application, current_version: current }).toBody());
+      case 'current_revoked': {
+        const revoked = { class: track.class, product_hex: track.productHex, application: track.application, current_version: current };
+        return { ...json(409, new ApiError('current_version_revoked', revoked).toBody()), revoked };
+      }
       case 'current_unknown':
         return json(404, new ApiError('current_version_unknown', { current_version: current }).toBody());
     }

@@ -140,6 +140,11 @@ describe.each([
       const { status, body } = await check('?current_version=2026.06.02', `/ota/${CLS}/${p}/${CLS}`);
       expect(status).toBe(409);
       expect(body.error).toBe('current_version_revoked');
+      // Answered again (from the cache): each check is still logged at WARNING for the operators.
+      await check('?current_version=2026.06.02', `/ota/${CLS}/${p}/${CLS}`);
+      const warnings = cloud.logs.filter((l) => l.level === 'WARNING' && l.function === 'svc-func-ota' && l.current_version === '2026.06.02');
+      expect(warnings).toHaveLength(2);
+      expect(warnings[0]).toMatchObject({ msg: 'device on a revoked version with nothing newer released', product_hex: p });
       // A device on the revoked version is offered a newer release as soon as one exists.
       await release('2026.07.01', p);
       const after = await check('?current_version=2026.06.02', `/ota/${CLS}/${p}/${CLS}`);
