@@ -10,7 +10,7 @@ import { LocalBackupStore } from './backup/local-store.ts';
 import { base64Encode, concatBytes, hexDecode } from './bytes.ts';
 import { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
-import { ConsoleProtocol } from './console/console.ts';
+import { COMMANDS, ConsoleProtocol } from './console/console.ts';
 import { deriveBackupKey, deriveIdentityKey, deriveStorageKey } from './crypto/device-keys.ts';
 import { checkAndInstall } from './ota/client.ts';
 import { clientProvisioningAttempt, startClientNormalMode, type ClientAttempt } from './procedures/client.ts';
@@ -161,7 +161,7 @@ export class Device {
 
   private registerCommands(): void {
     const c = this.console;
-    c.on('help', () => ({ commands: ['help', 'status', 'reboot', 'prov on', 'prov off', 'pubkey', 'password <new>', 'cloud <url>', 'backup now', 'ota check', 'factory-reset'] }));
+    c.on('help', () => ({ commands: [...COMMANDS] }));
     c.on('status', () => this.status());
     c.on('reboot', () => {
       this.hal.timers.setTimeout(() => this.hal.system.reboot('console'), 0);
