@@ -101,15 +101,6 @@ export class VirtualBoard implements BenchBoard {
     await this.restart();
   }
 
-  /** Resolves when a reboot the firmware asked for has completed. */
-  async settled(): Promise<void> {
-    while (this.restarting) {
-      const r = this.restarting;
-      await r;
-      if (this.restarting === r) this.restarting = undefined;
-    }
-  }
-
   async stop(): Promise<void> {
     this.stopped = true;
     await this.restarting?.catch(() => undefined);

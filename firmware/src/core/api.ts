@@ -123,10 +123,6 @@ export class DeviceApi {
     }
   }
 
-  routes(): { method: string; pattern: string }[] {
-    return this.router.list();
-  }
-
   /** The whole API: never throws; errors become JSON answers. */
   async handle(req: HttpRequest): Promise<HttpResponse> {
     try {

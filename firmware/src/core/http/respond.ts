@@ -63,3 +63,9 @@ export function bytesReader(bytes: Uint8Array, chunkBytes = 4096): BodyReader {
     },
   };
 }
+
+/** Any body a handler or a client may give (bytes, a reader, or nothing) as a reader. */
+export function toBodyReader(body: Uint8Array | BodyReader | undefined): BodyReader {
+  if (body === undefined) return bytesReader(new Uint8Array(0));
+  return body instanceof Uint8Array ? bytesReader(body) : body;
+}

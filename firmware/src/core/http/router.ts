@@ -29,10 +29,6 @@ export class Router {
     }
     return { methods: allowed };
   }
-
-  list(): { method: string; pattern: string }[] {
-    return this.routes.map((r) => ({ method: r.method, pattern: '/' + r.segments.join('/') }));
-  }
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {

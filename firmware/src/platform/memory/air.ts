@@ -4,7 +4,7 @@
 import type { ClientRequest, ClientResponse, HttpHandler, Iface } from '../../hal/network.ts';
 import type { Association, Radio, ScanResult, SoftApConfig } from '../../hal/radio.ts';
 import type { DeviceIdentity } from '../../hal/system.ts';
-import { bytesReader } from '../../core/http/respond.ts';
+import { toBodyReader } from '../../core/http/respond.ts';
 
 interface AirAp {
   radio: MemoryRadio;
@@ -105,11 +105,10 @@ export class MemoryRadio implements Radio {
     if (q >= 0) for (const pair of pathAndQuery.slice(q + 1).split('&')) if (pair) query[decodeURIComponent(pair.split('=')[0]!)] = decodeURIComponent(pair.split('=')[1] ?? '');
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = v;
-    const body = req.body === undefined ? bytesReader(new Uint8Array(0)) : req.body instanceof Uint8Array ? bytesReader(req.body) : req.body;
-    return handler({ method: req.method, path: q >= 0 ? pathAndQuery.slice(0, q) : pathAndQuery, query, headers, iface: 'softap', stationMac: this.stationMac, body }).then((res) => ({
+    return handler({ method: req.method, path: q >= 0 ? pathAndQuery.slice(0, q) : pathAndQuery, query, headers, iface: 'softap', stationMac: this.stationMac, body: toBodyReader(req.body) }).then((res) => ({
       status: res.status,
       headers: res.headers,
-      body: res.body === undefined ? bytesReader(new Uint8Array(0)) : res.body instanceof Uint8Array ? bytesReader(res.body) : res.body,
+      body: toBodyReader(res.body),
     }));
   }
 }

@@ -2,12 +2,11 @@
 // the same board runs the core's behaviour tests on Node and inside XS. Time is virtual: timers run
 // when the test advances the clock. Boards share a MemoryAir for SoftAPs, scans and stations.
 import type { Hal } from '../../hal/index.ts';
-import type { BodyReader, ClientRequest, ClientResponse, HttpHandler, Iface } from '../../hal/network.ts';
+import type { ClientRequest, ClientResponse, HttpHandler, Iface } from '../../hal/network.ts';
 import type { EventLevel } from '../../hal/output.ts';
 import type { DeviceIdentity, MqttOptions, OtaWriter } from '../../hal/system.ts';
 import { hexDecode } from '../../core/bytes.ts';
 import { createPureJsCrypto } from '../../core/crypto/pure.ts';
-import { bytesReader } from '../../core/http/respond.ts';
 import { MemoryStorage } from './storage.ts';
 import { ManualClock } from './clock.ts';
 import { MemoryAir, MemoryRadio } from './air.ts';
@@ -57,11 +56,6 @@ export interface MemoryBoard {
   reboots: string[];
   otaImages: { size: number; bytes: number; finished: boolean }[];
   mqttSessions: MqttOptions[];
-}
-
-export async function toBodyReader(body: Uint8Array | BodyReader | undefined): Promise<BodyReader> {
-  if (body === undefined) return bytesReader(new Uint8Array(0));
-  return body instanceof Uint8Array ? bytesReader(body) : body;
 }
 
 export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {

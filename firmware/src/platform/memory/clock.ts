@@ -44,8 +44,4 @@ export class ManualClock implements Clock, Timers {
     }
     this.nowMs = until;
   }
-
-  timersPending(): number {
-    return this.pending.size;
-  }
 }
