@@ -17,7 +17,7 @@ import { bundleForXs } from '../xs/bundle.ts';
 import { XsWorker, type MeterUsage } from '../xs/worker.ts';
 import type { Position, VirtualAir } from './air.ts';
 import { FlashFolder } from './flash-folder.ts';
-import { HttpBridge } from './http-bridge.ts';
+import { answerClientError, answerError, DEFAULT_INBOUND_LIMITS, HttpBridge, type InboundLimits } from './http-bridge.ts';
 
 const ENTRY = fileURLToPath(new URL('../src/platform/xs-host/main.ts', import.meta.url));
 let bundle: Promise<string> | undefined;
@@ -48,7 +48,22 @@ export interface XsBoardOptions {
   onReboot?: (reason: string) => void;
   /** MQTT for the firmware (the bench's broker). */
   mqtt?: MqttBridge;
+  /** Limits of the board's HTTP listeners (docs/board-http-limits.md); the defaults suit a bench. */
+  httpLimits?: Partial<InboundLimits>;
+  /** The task watchdog's budget per command (default WATCHDOG_COMPUTRONS). */
+  watchdogComputrons?: number;
 }
+
+/**
+ * The task watchdog: a single command (a request, a timer, the boot with its target procedure) may
+ * spend at most this many XS computrons; more means the firmware is stuck in a loop, and the engine
+ * is stopped and the board reset, as an ESP32's task watchdog would. The heaviest legitimate command
+ * measured (cloud retrieve of 512 KB) takes about 0.72 G (docs/firmware-bench.md).
+ */
+export const WATCHDOG_COMPUTRONS = 2_000_000_000;
+/** More watchdog resets than this within WATCHDOG_WINDOW_MS: the board stays down (a boot loop). */
+const WATCHDOG_MAX_RESETS = 5;
+const WATCHDOG_WINDOW_MS = 60_000;
 
 /** What a board's MQTT sessions go through: host-side clients to the bench's broker. */
 export interface MqttBridge {
@@ -87,6 +102,10 @@ export class XsBoard {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly fuseKey: Buffer;
   private closed = false;
+  /** Set while a watchdog reset is under way; `down` once the board gave up (a boot loop). */
+  private restarting: Promise<void> | undefined;
+  private down = false;
+  private readonly watchdogResets: number[] = [];
   private readonly inFlight = new Set<Promise<unknown>>();
   private stationMac: string;
   private stationTxDbm = 20;
@@ -104,20 +123,89 @@ export class XsBoard {
     this.http = new HttpBridge(
       (command) => this.send(command),
       (iface) => (iface === 'softap' ? (o.air?.stationOf(bssidOf(o.identity.wifiMac)) ?? undefined) : undefined),
+      { ...DEFAULT_INBOUND_LIMITS, ...o.httpLimits },
+      () => !this.restarting && !this.down && !this.closed,
+      (what) => this.hostLine(`request failed: ${what}`),
     );
     this.clockSynchronized = o.clockSynchronized ?? true;
   }
 
   static async start(o: XsBoardOptions): Promise<XsBoard> {
     const board = new XsBoard({ ...o, identity: { ...o.identity, firmwareVersion: installedVersion(o.flashDir) ?? o.identity.firmwareVersion } });
-    board.worker = await XsWorker.start({
-      name: o.identity.uuid,
-      handleCommand: (m) => board.onHostCall(m),
-      onOutput: (line) => board.consoleLines.push(`XS ${line}`),
-    });
-    board.account((await board.worker.evaluate(await firmwareBundle())).meterUsage);
+    await board.startEngine();
     if (!o.deferBoot) await board.boot();
     return board;
+  }
+
+  /** A fresh engine with the firmware loaded: its RAM is new, the flash and listeners are kept. */
+  private async startEngine(): Promise<void> {
+    this.worker = await XsWorker.start({
+      name: this.o.identity.uuid,
+      meteringLimit: this.o.watchdogComputrons ?? WATCHDOG_COMPUTRONS,
+      handleCommand: (m) => this.onHostCall(m),
+      onOutput: (line) => this.consoleLines.push(`XS ${line}`),
+      onExit: (err) => void this.watchdogReset(err.message),
+    });
+    this.account((await this.worker.evaluate(await firmwareBundle())).meterUsage);
+  }
+
+  /**
+   * The firmware died (stack overflow, out of memory, a stuck loop): reset the board as its
+   * watchdog would. The radios go quiet and the RAM is lost; the flash, the listeners' addresses and
+   * the console stay. Requests meanwhile get 503 with Retry-After. After WATCHDOG_MAX_RESETS resets
+   * within a minute the board stays down, as a board in a boot loop is of no use to anyone.
+   */
+  private watchdogReset(reason: string): Promise<void> {
+    if (this.closed || this.restarting) return this.restarting ?? Promise.resolve();
+    const now = Date.now();
+    while (this.watchdogResets.length > 0 && now - this.watchdogResets[0]! > WATCHDOG_WINDOW_MS) this.watchdogResets.shift();
+    this.watchdogResets.push(now);
+    const cause = /\(([^)]+)\)/.exec(reason)?.[1] ?? reason;
+    this.reboots.push(`watchdog: ${cause}`);
+    this.hostLine(`firmware fault (${cause}): watchdog reset`);
+    this.restarting = (async () => {
+      this.powerOffRadios();
+      for (const t of this.timers.values()) clearTimeout(t);
+      this.timers.clear();
+      this.http.abortOutbound();
+      if (this.watchdogResets.length > WATCHDOG_MAX_RESETS) {
+        this.down = true;
+        this.hostLine(`${this.watchdogResets.length} watchdog resets within ${WATCHDOG_WINDOW_MS / 1000} s: the board stays down`);
+        return;
+      }
+      await this.worker.close();
+      await this.startEngine();
+      await this.boot();
+    })()
+      .catch((err: Error) => {
+        this.down = true;
+        this.hostLine(`restart failed: ${err.message}`);
+      })
+      .finally(() => {
+        this.restarting = undefined;
+      });
+    return this.restarting;
+  }
+
+  /** Resolves once a watchdog reset under way (if any) has finished. */
+  async settled(): Promise<void> {
+    await this.restarting;
+  }
+
+  /** A line the host writes on the board's console (diagnostics a bench tester may read). */
+  private hostLine(text: string): void {
+    const line = `HOST ${text}`;
+    this.consoleLines.push(line);
+    this.o.onConsoleLine?.(line);
+  }
+
+  private powerOffRadios(): void {
+    if (this.softAp) this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
+    this.softAp = null;
+    if (this.association) this.o.air?.disconnect(this.association.bssid, this.stationMac);
+    this.association = null;
+    this.stationMac = this.o.identity.wifiMac;
+    this.stationTxDbm = 20;
   }
 
   /** Boots the firmware (start() does it unless deferBoot); the meter restarts just before. */
@@ -187,8 +275,8 @@ export class XsBoard {
     if (this.closed) return;
     this.closed = true;
     // Power off: the radios go quiet with the board.
-    if (this.softAp) this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
-    if (this.association) this.o.air?.disconnect(this.association.bssid, this.stationMac);
+    this.powerOffRadios();
+    await this.restarting;
     for (const t of this.timers.values()) clearTimeout(t);
     this.http.abortAll();
     await Promise.all(this.servers.map((s) => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())))));
@@ -325,8 +413,21 @@ export class XsBoard {
   }
 
   private async listen(iface: Iface): Promise<void> {
+    // After a watchdog reset the interface keeps its address, as a board keeps its IP and port 80.
+    if (this.urls[iface]) return;
     const host = this.o.hosts?.[iface] ?? (iface === 'ethernet' ? '127.0.0.2' : '127.0.0.3');
-    const server = createServer((req, res) => this.http.serve(iface, req, res));
+    const l = this.http.limits;
+    const server = createServer(
+      { maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.bodyTimeoutMs + l.headersTimeoutMs, keepAliveTimeout: 5000 },
+      (req, res) => this.http.serve(iface, req, res),
+    );
+    server.timeout = l.idleTimeoutMs;
+    server.on('checkContinue', (req, res) => this.http.serve(iface, req, res));
+    server.on('checkExpectation', (req, res) => {
+      answerError(res, 417, 'expectation_failed', `Only "Expect: 100-continue" is understood, not ${JSON.stringify(req.headers.expect)}`);
+      req.resume();
+    });
+    server.on('clientError', answerClientError);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, host, () => resolve());

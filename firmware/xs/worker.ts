@@ -32,6 +32,11 @@ export interface XsWorkerOptions {
   debug?: boolean;
   /** Receives the worker's print()/stdout/stderr lines. */
   onOutput?: (line: string) => void;
+  /**
+   * Called once if the worker dies on its own (stack overflow, out of memory, too much computation,
+   * a protocol error), not after close(): the owner may restart it, as a watchdog resets a board.
+   */
+  onExit?: (err: Error) => void;
 }
 
 /** An exception thrown inside XS by evaluated code or by globalThis.handleCommand; the message is
@@ -217,6 +222,7 @@ export class XsWorker {
   }
 
   private markDead(err: Error): void {
+    if (!this.dead && !this.closing) queueMicrotask(() => this.opts.onExit?.(err));
     this.dead ??= err;
     this.current?.reject(this.dead);
     this.current = undefined;

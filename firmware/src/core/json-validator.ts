@@ -3,6 +3,8 @@
 // or write failed"), never held whole. Checks RFC 8259 syntax; values are not kept, and nothing is
 // allocated per byte (the heap of a board is small and its collector slow).
 
+import { utf8Decode } from './bytes.ts';
+
 const enum S { Value, AfterValue, ObjectKeyOrEnd, ObjectKey, Colon, ArrayValueOrEnd, String, Escape, Unicode, Number, Literal, Done }
 
 /** Where a number is in its grammar (RFC 8259 section 6). */
@@ -13,7 +15,15 @@ const isHex = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x6
 /** The characters allowed after a backslash: " \ / b f n r t (u is handled apart). */
 const isEscape = (c: number) => c === 0x22 || c === 0x5c || c === 0x2f || c === 0x62 || c === 0x66 || c === 0x6e || c === 0x72 || c === 0x74;
 
-const MAX_DEPTH = 64;
+/**
+ * The deepest nesting accepted anywhere the firmware reads JSON. XS parses recursively on a small
+ * native stack (a board's task stack is a few KB): 4,000 nested brackets overflow it and kill the
+ * engine, so text is checked with this validator, which keeps its own bounded stack, before
+ * JSON.parse sees it. 64 levels are far more than any record, manifest or backup needs.
+ */
+export const MAX_JSON_DEPTH = 64;
+const MAX_DEPTH = MAX_JSON_DEPTH;
+const TOO_DEEP = 'nested too deeply';
 
 export class JsonValidator {
   private state = S.Value;
@@ -28,6 +38,16 @@ export class JsonValidator {
   /** Feeds bytes (UTF-8; multi-byte sequences only matter inside strings, which accept them). */
   update(chunk: Uint8Array): void {
     for (let i = 0; i < chunk.length && this.failed === null; i++) this.step(chunk[i]!);
+  }
+
+  /** Feeds one UTF-16 unit of a string (non-ASCII units only occur inside strings, which accept them). */
+  step1(c: number): void {
+    if (this.failed === null) this.step(c > 0x7f ? 0x80 : c);
+  }
+
+  /** Why the text failed, once it has; null while it is still acceptable. */
+  get why(): string | null {
+    return this.failed;
   }
 
   /** Throws unless the bytes fed so far are exactly one JSON value (with white space around). */
@@ -106,7 +126,7 @@ export class JsonValidator {
 
   private startValue(c: number): void {
     if (c === 0x7b || c === 0x5b) {
-      if (this.stack.length >= MAX_DEPTH) return this.fail('nested too deeply');
+      if (this.stack.length >= MAX_DEPTH) return this.fail(TOO_DEEP);
       this.stack.push(c);
       this.state = c === 0x7b ? S.ObjectKeyOrEnd : S.ArrayValueOrEnd;
     } else if (c === 0x22) {
@@ -168,4 +188,32 @@ export class JsonValidator {
     if (this.stack.pop() !== open) return this.fail('mismatched bracket');
     this.state = S.AfterValue;
   }
+}
+
+/** Why a text is not acceptable JSON: `tooDeep` when only its nesting is at fault. */
+export class JsonTextError extends Error {
+  constructor(
+    readonly why: string,
+    readonly tooDeep: boolean,
+  ) {
+    super(`invalid JSON: ${why}`);
+    this.name = 'JsonTextError';
+  }
+}
+
+/**
+ * JSON.parse for text from outside (a request body, a peer's answer, a file): checked first with
+ * the validator, so nesting deeper than MAX_JSON_DEPTH is refused instead of overflowing the stack.
+ */
+export function parseJson(text: Uint8Array | string): unknown {
+  const bytes = typeof text === 'string' ? null : text;
+  const v = new JsonValidator();
+  if (bytes) v.update(bytes);
+  else for (let i = 0; i < (text as string).length; i++) v.step1((text as string).charCodeAt(i));
+  try {
+    v.finish();
+  } catch {
+    throw new JsonTextError(v.why ?? 'unexpected end', v.why === TOO_DEEP);
+  }
+  return JSON.parse(typeof text === 'string' ? text : utf8Decode(text));
 }

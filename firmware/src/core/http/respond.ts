@@ -1,7 +1,8 @@
 // Building responses and reading small bodies.
 import type { BodyReader, HttpResponse } from '../../hal/network.ts';
-import { concatBytes, utf8Decode, utf8Encode } from '../bytes.ts';
+import { concatBytes, utf8Encode } from '../bytes.ts';
 import { DeviceError } from './errors.ts';
+import { JsonTextError, MAX_JSON_DEPTH, parseJson } from '../json-validator.ts';
 
 export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
   const body = utf8Encode(JSON.stringify(value));
@@ -38,9 +39,12 @@ export async function readSmallBody(body: BodyReader, limit: number): Promise<Ui
 export async function readJsonBody(body: BodyReader, limit: number): Promise<unknown> {
   const bytes = await readSmallBody(body, limit);
   try {
-    return JSON.parse(utf8Decode(bytes));
-  } catch {
-    throw new DeviceError(400, 'invalid_json', 'The request body is not valid JSON');
+    return parseJson(bytes);
+  } catch (err) {
+    if (err instanceof JsonTextError && err.tooDeep) {
+      throw new DeviceError(400, 'json_too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels`, { max_depth: MAX_JSON_DEPTH });
+    }
+    throw new DeviceError(400, 'invalid_json', `The request body is not valid JSON${err instanceof JsonTextError ? ` (${err.why})` : ''}`);
   }
 }
 

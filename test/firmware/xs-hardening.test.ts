@@ -1,0 +1,206 @@
+// A board in XS under hostile or careless clients (issue: no request can stall, freeze or crash a
+// board): bodies cut short, clients that leave while queued, malformed targets and heads, deep JSON,
+// a slow client holding one interface, and a firmware that dies (the watchdog resets the board).
+// Every answer is a JSON error, and afterwards both interfaces still answer.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
+import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { rawRequest, type RawAnswer } from '../helpers/raw-http.ts';
+
+const PASSWORD = 'bench-admin-password';
+const identity: DeviceIdentity = {
+  uuid: 'ctl-hard-0001',
+  role: 'controller',
+  ethernetMac: '24:0A:C4:E0:00:41',
+  wifiMac: '24:0A:C4:10:00:41',
+  hardwareClass: 'ctl-s3',
+  productHex: '0x00c0ffee',
+  firmwareVersion: '2026.01.01',
+  build: 'production',
+};
+const BODY_TIMEOUT_MS = 1500;
+
+let dir: string;
+let board: XsBoard;
+let visual: Record<string, string>;
+
+async function http(method: string, path: string, o: { headers?: Record<string, string>; body?: string | Buffer; iface?: 'ethernet' | 'softap' } = {}) {
+  const res = await fetch(board.urls[o.iface ?? 'ethernet']! + path, { method, headers: o.headers ?? {}, body: o.body });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** Both interfaces answer a plain request with the firmware's own JSON. */
+async function expectAnswering(): Promise<void> {
+  for (const iface of ['ethernet', 'softap'] as const) {
+    const r = await http('GET', '/backup', { iface });
+    expect(r.status, `${iface} answers`).toBe(401);
+    expect(r.json).toMatchObject({ error: expect.any(String), message: expect.any(String) });
+  }
+}
+
+function expectJsonError(a: RawAnswer | null, status: number, code?: string): void {
+  expect(a, 'an answer').not.toBeNull();
+  expect(a!.status).toBe(status);
+  expect(a!.headers['content-type']).toMatch(/^application\/json/);
+  expect(a!.json).toEqual({ error: code ?? expect.any(String), message: expect.any(String) });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'xs-hard-'));
+  board = await XsBoard.start({
+    identity,
+    fuseKeyHex: '33'.repeat(32),
+    flashDir: join(dir, 'flash'),
+    adminPassword: PASSWORD,
+    httpLimits: { bodyTimeoutMs: BODY_TIMEOUT_MS, maxPendingPerIface: 4 },
+    watchdogComputrons: 600_000_000, // a 512 KB upload takes about 270 M
+  });
+  const r = await http('POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+  expect(r.status).toBe(200);
+  visual = { 'visual-token': r.json.token };
+}, 120_000);
+afterAll(async () => {
+  await board?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a board under bad clients', () => {
+  it('a body cut short by FIN, by RST, or by a bad chunk size freezes nothing', async () => {
+    const head = 'POST /api/login HTTP/1.1\r\nHost: b\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"pass';
+    const fin = rawRequest(board.urls.ethernet!, head, { end: true });
+    expectJsonError(await fin.answer, 400, 'incomplete_request');
+    const rst = rawRequest(board.urls.softap!, head);
+    await new Promise((r) => setTimeout(r, 50));
+    rst.socket.resetAndDestroy();
+    const chunked = rawRequest(board.urls.ethernet!, 'POST /api/login HTTP/1.1\r\nHost: b\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n');
+    expectJsonError(await chunked.answer, 400, 'bad_request');
+    await expectAnswering();
+    expect(board.consoleLines.filter((l) => /ERROR/.test(l))).toEqual([]);
+  });
+
+  it('a client that leaves while queued behind a 512 KB upload freezes nothing', async () => {
+    const big = JSON.stringify({ pad: 'x'.repeat(500_000) });
+    const upload = http('PUT', '/backup', { headers: visual, body: big });
+    const queued = rawRequest(board.urls.softap!, 'GET /backup HTTP/1.1\r\nHost: b\r\n\r\n');
+    queued.socket.destroy();
+    expect((await upload).status).toBe(200);
+    await expectAnswering();
+  });
+
+  it('answers targets no URL parser takes, instead of dying', async () => {
+    for (const target of ['http://[/', 'http://x:99999/backup', '*', 'backup', 'http://[/health']) {
+      const a = await rawRequest(board.urls.ethernet!, `GET ${target} HTTP/1.1\r\nHost: b\r\n\r\n`).answer;
+      expect(a, target).not.toBeNull();
+      expect([400, 401, 404], target).toContain(a!.status);
+      expect(a!.json, target).toMatchObject({ error: expect.any(String), message: expect.any(String) });
+    }
+    // An absolute-form target is routed by its path.
+    const abs = await rawRequest(board.urls.ethernet!, `GET http://board.local/backup HTTP/1.1\r\nHost: b\r\n\r\n`).answer;
+    expectJsonError(abs, 401);
+    await expectAnswering();
+  });
+
+  it('refuses heads and targets over the limits, and unknown expectations, with JSON', async () => {
+    expectJsonError(await rawRequest(board.urls.ethernet!, `GET /${'a'.repeat(2000)} HTTP/1.1\r\nHost: b\r\n\r\n`).answer, 414, 'uri_too_long');
+    expectJsonError(await rawRequest(board.urls.ethernet!, `GET /backup HTTP/1.1\r\nHost: b\r\nX-Big: ${'a'.repeat(10_000)}\r\n\r\n`).answer, 431, 'headers_too_large');
+    expectJsonError(await rawRequest(board.urls.ethernet!, 'PUT /backup HTTP/1.1\r\nHost: b\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n{}').answer, 417, 'expectation_failed');
+    expectJsonError(await rawRequest(board.urls.ethernet!, `PUT /backup HTTP/1.1\r\nHost: b\r\nContent-Length: ${2 << 20}\r\n\r\n`).answer, 413, 'body_too_large');
+    expectJsonError(await rawRequest(board.urls.ethernet!, 'GARBAGE\r\n\r\n').answer, 400, 'bad_request');
+    await expectAnswering();
+  });
+
+  it('refuses JSON nested deeper than its limit with 400, and keeps running', async () => {
+    const r = await http('PUT', '/api/clients/deep-1', { headers: { ...visual, 'content-type': 'application/json' }, body: '['.repeat(4000) });
+    expect(r.status).toBe(400);
+    expect(r.json).toEqual({ error: 'json_too_deep', message: expect.stringMatching(/64/), details: { max_depth: 64 } });
+    const login = await http('POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: '{"password":' + '['.repeat(900) });
+    expect(login.status).toBe(400);
+    expect(login.json.error).toBe('json_too_deep');
+    expect(board.reboots).toEqual([]);
+    await expectAnswering();
+  });
+
+  it('a slow client holds only its own request: the other interface answers meanwhile, and the body times out with 408', async () => {
+    const slow = rawRequest(board.urls.ethernet!, 'PUT /backup HTTP/1.1\r\nHost: b\r\nContent-Length: 100\r\n\r\n{"a":', { timeoutMs: 30_000 });
+    let slowAnswered = false;
+    const slowAnswer = slow.answer.then((a) => ((slowAnswered = true), a));
+    const other = await http('GET', '/backup', { headers: visual, iface: 'softap' });
+    expect(other.status).toBe(200);
+    expect(slowAnswered, 'the slow request is still open when the other interface has answered').toBe(false);
+    const ethernetMeanwhile = await http('GET', '/backup', { iface: 'ethernet' });
+    expect(ethernetMeanwhile.status).toBe(401);
+    expectJsonError(await slowAnswer, 408, 'body_timeout');
+  });
+
+  it('answers 503 with Retry-After past the pending-request limit on one interface, and serves the other', async () => {
+    const holders = Array.from({ length: 4 }, () => rawRequest(board.urls.ethernet!, 'PUT /backup HTTP/1.1\r\nHost: b\r\nContent-Length: 10\r\n\r\n{', { timeoutMs: 30_000 }));
+    await new Promise((r) => setTimeout(r, 200));
+    const refused = await rawRequest(board.urls.ethernet!, 'GET /backup HTTP/1.1\r\nHost: b\r\n\r\n').answer;
+    expectJsonError(refused, 503, 'board_busy');
+    expect(refused!.headers['retry-after']).toBe('1');
+    expect((await http('GET', '/backup', { iface: 'softap' })).status).toBe(401);
+    for (const h of holders) h.socket.destroy();
+    await Promise.all(holders.map((h) => h.answer));
+    // The held slots are given back once their clients are gone.
+    await expect.poll(async () => (await http('GET', '/backup', { iface: 'ethernet' })).status).toBe(401);
+  });
+});
+
+describe('a firmware that dies', () => {
+  it('is reset by the watchdog: the request gets 503 without internal text, the flash is kept, both interfaces answer again', async () => {
+    const before = await http('GET', '/backup', { headers: visual });
+    expect(before.status).toBe(200);
+    // Fault injection: a command handler that overflows XS's native stack on one path, the way
+    // unbounded JSON nesting once did.
+    await board.evaluate(`{
+      const inner = globalThis.handleCommand;
+      globalThis.handleCommand = (m) => {
+        const text = new TextDecoder().decode(new Uint8Array(m));
+        if (text.includes('/crash-now')) JSON.parse('['.repeat(200000));
+        return inner(m);
+      };
+    }`);
+    const crashed = await http('GET', '/crash-now', { headers: visual });
+    expect(crashed.status).toBe(503);
+    expect(crashed.json).toEqual({ error: 'board_restarting', message: expect.any(String) });
+    expect(crashed.text).not.toMatch(/xs worker|stack overflow|exited/);
+    expect(crashed.headers.get('retry-after')).toBe('1');
+    await board.settled();
+    expect(board.reboots).toEqual(['watchdog: stack overflow']);
+    expect(board.consoleLines.some((l) => /^HOST firmware fault \(stack overflow\): watchdog reset$/.test(l))).toBe(true);
+    // The RAM is new (tokens are gone), the flash is not.
+    expect((await http('GET', '/backup', { headers: visual })).status).toBe(401);
+    const login = await http('POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
+    visual = { 'visual-token': login.json.token };
+    const after = await http('GET', '/backup', { headers: visual });
+    expect(after.status).toBe(200);
+    expect(after.text).toBe(before.text);
+    await expectAnswering();
+  });
+
+  it('a command stuck in a loop is stopped by the task watchdog and the board resets', async () => {
+    await board.evaluate(`{
+      const inner = globalThis.handleCommand;
+      globalThis.handleCommand = (m) => {
+        const text = new TextDecoder().decode(new Uint8Array(m));
+        if (text.includes('/spin-now')) for (;;) {}
+        return inner(m);
+      };
+    }`);
+    const stuck = await http('GET', '/spin-now');
+    expect(stuck.status).toBe(503);
+    await board.settled();
+    expect(board.reboots.at(-1)).toBe('watchdog: too much computation');
+    await expectAnswering();
+  });
+});
