@@ -15,11 +15,13 @@ import type { CloudFunction } from './functions.ts';
 import { healthRoutes } from './health.ts';
 import { errorMiddleware, renderError, sendJson } from './http.ts';
 import { JSON_BODY_LIMIT } from './json-body.ts';
+import { HTTP_LIMITS, type HttpLimits } from './limits.ts';
 import { jsonLineSink, LogLevels, LogRegistry, prettySink, type FunctionLogger, type LogSink } from './logging.ts';
 import { openApiDocument } from './openapi.ts';
 import { otaFastPath, otaRoutes } from './ota/routes.ts';
 import { OtaService } from './ota/service.ts';
 import type { CloudStore } from './store/types.ts';
+import { methodGuard, requestRefusal } from './transport.ts';
 import { PACKAGE_VERSION } from './version.ts';
 
 export interface CloudDeps {
@@ -30,6 +32,8 @@ export interface CloudDeps {
   now?: () => number;
   /** Replace the JWT verifier (tests of the JWKS mode use their own). */
   verifyToken?: TokenVerifier;
+  /** Override some HTTP limits (tests use short time-outs); HTTP_LIMITS otherwise. */
+  limits?: Partial<HttpLimits>;
 }
 
 export interface Cloud {
@@ -42,6 +46,7 @@ export interface Cloud {
    */
   refuseBeforeContinue: (req: IncomingMessage, res: ServerResponse) => boolean;
   ota: OtaService;
+  limits: HttpLimits;
   levels: LogLevels;
   logs: LogRegistry;
   /** Loads the deployed log levels and starts refreshing them. */
@@ -62,6 +67,7 @@ export function functionForPath(path: string): CloudFunction | undefined {
 export function createCloud(deps: CloudDeps): Cloud {
   const { config, store } = deps;
   const now = deps.now ?? Date.now;
+  const limits: HttpLimits = { ...HTTP_LIMITS, ...deps.limits };
   const sink = deps.sink ?? (config.logFormat === 'pretty' ? prettySink() : jsonLineSink());
   const levels = new LogLevels(store);
   const logs = new LogRegistry(levels, sink, now);
@@ -71,7 +77,7 @@ export function createCloud(deps: CloudDeps): Cloud {
     return fn ? log(fn) : undefined;
   };
 
-  const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now);
+  const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now, config.otaCacheBytes);
   const auth = new DeviceAuthenticator(store, config.signatureWindowSeconds, now);
   const superUser = requireSuperUser(deps.verifyToken ?? createTokenVerifier(config.jwt));
   const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now);
@@ -98,31 +104,57 @@ export function createCloud(deps: CloudDeps): Cloud {
     next();
   });
 
-  app.use(['/admin', '/appconfig'], express.json({ limit: JSON_BODY_LIMIT, type: 'application/json' }));
+  // OPTIONS, TRACE, … : 405 with Allow on a route, 404 elsewhere; never Express's own OPTIONS answer.
+  app.use(methodGuard());
+  // The super-user check comes before the JSON body is read: an unauthenticated client never gets
+  // 64 KB per connection buffered and parsed. inflate: false: a compressed JSON body is a 415, not
+  // something to decompress.
+  app.use(['/admin', '/appconfig'], superUser, express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false }));
   app.use(healthRoutes(store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION));
   app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
   app.use(otaRoutes(ota));
-  app.use(backupRoutes({ store, auth, log: log('svc-func-backup'), now }));
+  app.use(backupRoutes({ store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs }));
   app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
   app.use(adminRoutes({ store, ota, superUser, log: log('svc-func-admin'), now }));
   app.use((req, _res, next) => next(new ApiError('route_not_found', { method: req.method, path: req.path.slice(0, 256) })));
   app.use(errorMiddleware(logFor));
 
   const fast = config.otaFastPath ? otaFastPath(ota, log('svc-func-ota')) : () => false;
+  // Whatever Express leaves unanswered (a target its router cannot parse, an error in the error
+  // middleware itself) is answered here, as JSON, instead of by Express's HTML finalhandler.
+  const finalHandler = (req: IncomingMessage, res: ServerResponse) => (err?: unknown) => {
+    const fn = functionForPath((req.url ?? '').split('?', 1)[0]!);
+    const ctx = { method: req.method, path: (req.url ?? '').split('?', 1)[0]!.slice(0, 256) };
+    try {
+      renderError(res, err ?? new ApiError('route_not_found', ctx), fn ? log(fn) : undefined, ctx);
+    } catch {
+      res.destroy();
+    }
+  };
   const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const refused = requestRefusal(req, limits);
+    if (refused) {
+      renderError(res, refused, undefined, {}, { close: true });
+      return;
+    }
     try {
       if (fast(req, res)) return;
     } catch (err) {
       renderError(res, err, log('svc-func-ota'));
       return;
     }
-    app(req, res);
+    (app as unknown as (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void)(req, res, finalHandler(req, res));
   };
 
   const refuseBeforeContinue = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const refused = requestRefusal(req, limits);
+    if (refused) {
+      renderError(res, refused, undefined, {}, { close: true, bodyComing: false });
+      return true;
+    }
     const declared = Number(req.headers['content-length']);
     if (req.method === 'POST' && /^\/devices\/[^/]+\/backup(\?|$)/.test(req.url ?? '') && declared > MAX_BACKUP_BYTES) {
-      renderError(res, new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: declared }), log('svc-func-backup'));
+      renderError(res, new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: declared }), log('svc-func-backup'), {}, { bodyComing: false });
       return true;
     }
     return false;
@@ -133,6 +165,7 @@ export function createCloud(deps: CloudDeps): Cloud {
     listener,
     refuseBeforeContinue,
     ota,
+    limits,
     levels,
     logs,
     async start() {

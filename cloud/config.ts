@@ -16,6 +16,8 @@ export const CONFIG_DEFAULTS = {
   APPCONFIG_REFRESH_MS: '1000',
   /** How long an instance may serve a cached release track written by another instance. */
   OTA_CACHE_TTL_MS: '1000',
+  /** Byte budget of the OTA answer cache, least recently used out (docs/cloud-limits.md); 0 disables it. */
+  OTA_CACHE_BYTES: String(4 * 1024 * 1024),
   /** Acceptance window of X-Device-Timestamp, either side of the server clock (DESIGN.md section 3). */
   SIGNATURE_WINDOW_SECONDS: '300',
   LOG_FORMAT: 'json',
@@ -42,6 +44,7 @@ export interface CloudConfig {
   appconfigDeploySeconds: number;
   appconfigRefreshMs: number;
   otaCacheTtlMs: number;
+  otaCacheBytes: number;
   signatureWindowSeconds: number;
   logFormat: 'json' | 'pretty';
   otaFastPath: boolean;
@@ -143,6 +146,7 @@ export function loadConfig(env: Env = process.env): CloudConfig {
     appconfigDeploySeconds: number(env, 'APPCONFIG_DEPLOY_SECONDS', 0, 86_400),
     appconfigRefreshMs: integer(env, 'APPCONFIG_REFRESH_MS', 10, 3_600_000),
     otaCacheTtlMs: integer(env, 'OTA_CACHE_TTL_MS', 0, 3_600_000),
+    otaCacheBytes: integer(env, 'OTA_CACHE_BYTES', 0, 1024 * 1024 * 1024),
     signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 1, 86_400),
     logFormat,
     otaFastPath: flag(env, 'OTA_FAST_PATH'),

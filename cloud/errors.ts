@@ -13,6 +13,13 @@ export const ERROR_CATALOG = {
   invalid_uuid: { status: 400, message: 'The device UUID is not valid (1 to 64 of A-Z a-z 0-9 . _ : -)' },
   internal_error: { status: 500, message: 'Internal server error' },
 
+  // HTTP transport (docs/cloud-limits.md): answered for any route, some on the raw socket
+  method_not_allowed: { status: 405, message: 'This method is not allowed on this route' },
+  request_timeout: { status: 408, message: 'The request was not received in time' },
+  expectation_failed: { status: 417, message: 'Only Expect: 100-continue is supported' },
+  header_too_large: { status: 431, message: 'The request headers are too large' },
+  body_not_allowed: { status: 400, message: 'A GET or HEAD request must not have a body' },
+
   // JWT super user (appconfig, admin)
   missing_token: { status: 401, message: 'An Authorization: Bearer token is required' },
   invalid_token: { status: 401, message: 'The bearer token is invalid or expired' },
@@ -64,6 +71,16 @@ export const ERROR_CATALOG = {
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+/** Codes any request can get, whatever its route; the OpenAPI document lists them once, not per operation. */
+export const TRANSPORT_ERROR_CODES: readonly ErrorCode[] = [
+  'route_not_found',
+  'method_not_allowed',
+  'request_timeout',
+  'expectation_failed',
+  'header_too_large',
+  'body_not_allowed',
+];
 
 export interface ErrorBody {
   error: ErrorCode;

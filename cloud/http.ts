@@ -14,18 +14,36 @@ export function sendBytes(res: ServerResponse, status: number, body: Buffer, con
   res.end(body);
 }
 
-/** Maps anything thrown to the catalog; unknown errors are a logged 500 with no detail to the client. */
-export function renderError(res: ServerResponse, err: unknown, log: FunctionLogger | undefined, context: Record<string, unknown> = {}): void {
+/**
+ * Maps anything thrown to the catalog; unknown errors are a logged 500 with no detail to the client.
+ * A client that went away mid-request is not an error of the service: logged at INFO, not answered.
+ */
+export function renderError(
+  res: ServerResponse,
+  err: unknown,
+  log: FunctionLogger | undefined,
+  context: Record<string, unknown> = {},
+  opts: { close?: boolean; bodyComing?: boolean } = {},
+): void {
+  if (err instanceof ClientAbortedError || (isBodyParserError(err) && err.type === 'request.aborted')) {
+    log?.info('client aborted upload', { ...context, received_bytes: err instanceof ClientAbortedError ? err.receivedBytes : (err as { received?: number }).received });
+    if (!res.headersSent) res.destroy();
+    return;
+  }
   let apiError: ApiError;
   if (isApiError(err)) {
     apiError = err;
+  } else if (err instanceof BodyIdleTimeoutError) {
+    apiError = new ApiError('request_timeout', { idle_ms: err.idleMs }, `The request body sent nothing for ${err.idleMs} ms`);
   } else if (isBodyParserError(err)) {
     apiError =
       err.type === 'entity.too.large'
         ? new ApiError('payload_too_large', { limit_bytes: err.limit })
         : err.type === 'entity.parse.failed'
           ? new ApiError('invalid_json')
-          : new ApiError('invalid_body', undefined, 'The request body could not be read');
+          : err.type === 'charset.unsupported' || err.type === 'encoding.unsupported'
+            ? new ApiError('unsupported_media_type', { reason: err.type }, 'The request body must be uncompressed application/json in UTF-8')
+            : new ApiError('invalid_body', undefined, 'The request body could not be read');
   } else if (isClientError(err)) {
     // Express and its router refuse some requests themselves (e.g. a path segment that is not valid
     // percent-encoding); those are the client's fault, not ours.
@@ -39,8 +57,72 @@ export function renderError(res: ServerResponse, err: unknown, log: FunctionLogg
     res.destroy();
     return;
   }
-  if (apiError.status === 413) res.setHeader('connection', 'close');
-  sendJson(res, apiError.status, apiError.toBody());
+  // A client that stalled (408) sends nothing more: close at once. Otherwise, when a body is still
+  // arriving, read it away before closing (lingerForBody), so the answer is not lost to a reset.
+  // `bodyComing: false`: an `Expect: 100-continue` request answered without a 100 sends no body.
+  const close = opts.close || apiError.status === 413 || apiError.status === 408;
+  if (apiError.status === 408 || opts.bodyComing === false || !lingerForBody(res, close)) {
+    if (close) res.setHeader('connection', 'close');
+  }
+  let body: Buffer;
+  try {
+    body = Buffer.from(JSON.stringify(apiError.toBody()));
+  } catch {
+    // details that cannot be serialized (too deep): the code and message still go out.
+    body = Buffer.from(JSON.stringify({ error: apiError.code, message: apiError.message }));
+  }
+  sendBytes(res, apiError.status, body);
+}
+
+/**
+ * Set on a socket while the rest of a body is read away after its answer: a parse error in those
+ * bytes must not produce a second answer to the same request (the clientError hook then just closes).
+ */
+export const ANSWERED_BEFORE_BODY = Symbol('answeredBeforeBody');
+
+/** How much of an unwanted body is read away after an error answer, and for how long, before a reset. */
+export const LINGER_MAX_BYTES = 4 * 1024 * 1024;
+export const LINGER_MS = 10_000;
+
+/**
+ * Called before an answer is written while the request body may still be arriving (an error found
+ * on the headers: 401, 404, 413, …). Closing then would make the kernel reset the connection over
+ * the unread bytes, and a client still writing its body loses the answer with the reset. So the
+ * connection is kept (no `Connection: close`), the rest of the body is read and dropped, and the
+ * connection is ended once the body is complete when it was to close (`close`, or the client asked
+ * for it): "lingering close". At most LINGER_MAX_BYTES or LINGER_MS, then it is destroyed.
+ * Returns false when there is no body pending (nothing done).
+ */
+export function lingerForBody(res: ServerResponse, close: boolean): boolean {
+  const req = res.req as IncomingMessage | undefined;
+  if (!req || req.complete || req.destroyed || res.headersSent) return false;
+  const endAfter = close || !res.shouldKeepAlive;
+  res.shouldKeepAlive = true;
+  const socket = req.socket as IncomingMessage['socket'] & { [ANSWERED_BEFORE_BODY]?: boolean };
+  socket[ANSWERED_BEFORE_BODY] = true;
+  let drained = 0;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  const cleanup = () => {
+    clearTimeout(timer);
+    req.off('data', onData);
+  };
+  const onData = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > LINGER_MAX_BYTES) {
+      cleanup();
+      socket.destroy();
+    }
+  };
+  req.on('data', onData);
+  req.once('end', () => {
+    cleanup();
+    socket[ANSWERED_BEFORE_BODY] = false;
+    if (endAfter) socket.end();
+  });
+  req.once('close', cleanup);
+  req.on('error', () => undefined);
+  return true;
 }
 
 interface BodyParserError {
@@ -76,18 +158,47 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/** The client closed the connection before the whole body arrived. */
+export class ClientAbortedError extends Error {
+  constructor(readonly receivedBytes: number) {
+    super('client aborted the request');
+  }
+}
+
+/** The body stopped arriving for `idleMs` (docs/cloud-limits.md). */
+export class BodyIdleTimeoutError extends Error {
+  constructor(readonly idleMs: number) {
+    super(`no body data for ${idleMs} ms`);
+  }
+}
+
 /**
  * Reads a request body into memory, never more than `limitBytes`. Past the limit it stops keeping
  * data, keeps discarding (so that the client can read the 413 answer) up to `discardBytes`, then
- * rejects with BodyTooLargeError; a client that goes on past that is disconnected.
+ * rejects with BodyTooLargeError; a client that goes on past that is disconnected. A client that
+ * closes mid-body rejects with ClientAbortedError; one that sends nothing for `idleTimeoutMs`, with
+ * BodyIdleTimeoutError.
  */
-export function readBodyLimited(req: IncomingMessage, limitBytes: number, discardBytes = 4 * 1024 * 1024): Promise<Buffer> {
+export function readBodyLimited(req: IncomingMessage, limitBytes: number, opts: { discardBytes?: number; idleTimeoutMs?: number } = {}): Promise<Buffer> {
+  const discardBytes = opts.discardBytes ?? 4 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
     let over = false;
+    let idleTimer: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      if (opts.idleTimeoutMs === undefined) return;
+      if (idleTimer) idleTimer.refresh();
+      else idleTimer = setTimeout(onIdle, opts.idleTimeoutMs);
+    };
+    const onIdle = () => {
+      cleanup();
+      chunks.length = 0;
+      if (!over) reject(new BodyIdleTimeoutError(opts.idleTimeoutMs!));
+    };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
+      armIdle();
       if (over) {
         if (received > limitBytes + discardBytes) {
           cleanup();
@@ -107,20 +218,31 @@ export function readBodyLimited(req: IncomingMessage, limitBytes: number, discar
       cleanup();
       if (!over) resolve(Buffer.concat(chunks, received));
     };
-    const onError = (err: Error) => {
+    const onAborted = () => {
       cleanup();
-      if (!over) reject(err);
+      chunks.length = 0;
+      if (!over) reject(new ClientAbortedError(received));
     };
-    const onAborted = () => onError(new Error('request aborted'));
+    // node reports a client gone mid-body as 'aborted' and as an ECONNRESET 'error'; either is an abort.
+    const onError = (err: NodeJS.ErrnoException) => {
+      cleanup();
+      chunks.length = 0;
+      if (over) return;
+      reject(req.destroyed || err.code === 'ECONNRESET' ? new ClientAbortedError(received) : err);
+    };
     function cleanup() {
+      if (idleTimer) clearTimeout(idleTimer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('aborted', onAborted);
+      // Keep a listener: an error after we stopped listening must not become an uncaught one.
+      req.on('error', () => undefined);
     }
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
+    armIdle();
   });
 }

@@ -9,7 +9,7 @@ export function requireJsonBody(req: Request): unknown {
   const length = req.headers['content-length'];
   const hasBody = (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is('application/json')) {
-    throw new ApiError('unsupported_media_type', { content_type: req.headers['content-type'] ?? null });
+    throw new ApiError('unsupported_media_type', { content_type: req.headers['content-type']?.slice(0, 128) ?? null });
   }
   if (!hasBody || req.body === undefined) {
     throw new ApiError('invalid_body', undefined, 'A JSON request body is required');

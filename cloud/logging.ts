@@ -22,6 +22,25 @@ export interface LogRecord {
 
 export type LogSink = (record: LogRecord) => void;
 
+/** The keys every record owns; a field of the same name never replaces them. */
+export const RESERVED_LOG_KEYS = ['time', 'level', 'function', 'msg'] as const;
+
+/**
+ * One record: the reserved keys first and always ours. A field that collides with one (e.g. a
+ * `level` field, which used to turn an INFO line into a CRITICAL one) is kept as `field_<key>`.
+ */
+export function logRecord(time: string, level: LogLevel, fn: CloudFunction, msg: string, fields?: Record<string, unknown>): LogRecord {
+  const record: LogRecord = { time, level, function: fn, msg };
+  if (fields) {
+    for (const [key, value] of Object.entries(fields)) {
+      const reserved = (RESERVED_LOG_KEYS as readonly string[]).includes(key);
+      // defineProperty: a field named __proto__ stays a plain field.
+      Object.defineProperty(record, reserved ? `field_${key}` : key, { value, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  return record;
+}
+
 export function jsonLineSink(stream: NodeJS.WritableStream = process.stdout): LogSink {
   return (record) => {
     stream.write(JSON.stringify(record) + '\n');
@@ -116,7 +135,7 @@ export class LogRegistry {
     const enabled = (level: LogLevel) => LEVEL_RANK[level] >= LEVEL_RANK[this.levels.get(fn)];
     const emit = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
       if (!enabled(level)) return;
-      this.sink({ time: new Date(this.now()).toISOString(), level, function: fn, msg, ...fields });
+      this.sink(logRecord(new Date(this.now()).toISOString(), level, fn, msg, fields));
     };
     return {
       functionName: fn,

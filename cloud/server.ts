@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createCloud, type Cloud, type CloudDeps } from './app.ts';
 import type { CloudConfig } from './config.ts';
 import { openStore } from './store/index.ts';
+import { installTransportHooks } from './transport.ts';
 import type { CloudStore } from './store/types.ts';
 
 export interface RunningCloud {
@@ -22,7 +23,24 @@ export async function startCloudServer(
   const store = opts.store ?? (await openStore(config.databaseUrl));
   const cloud = createCloud({ ...opts, config, store });
   await cloud.start();
-  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 30_000, requestTimeout: 120_000 }, cloud.listener);
+  const { limits } = cloud;
+  const server = createServer(
+    {
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
+      maxHeaderSize: limits.maxHeaderBytes,
+      // The listener answers a missing Host itself, as JSON (node's own 400 has no body).
+      requireHostHeader: false,
+    },
+    cloud.listener,
+  );
+  // Headers are bounded in bytes (maxHeaderSize); past maxHeaderFields the listener answers 431
+  // instead of node silently dropping the extra ones.
+  server.maxHeadersCount = 0;
+  // Parse errors, header overflow, time-outs, CONNECT and unknown Expect values answer JSON too.
+  installTransportHooks(server);
   // `Expect: 100-continue`: refuse an oversized backup before the client sends it (no 100 is sent).
   server.on('checkContinue', (req, res) => {
     if (!cloud.refuseBeforeContinue(req, res)) {

@@ -1,7 +1,7 @@
 // The admin API (DESIGN.md section 4), for super users: enroll and remove devices, release and revoke
 // firmware, list both.
 import { Router, type Request, type RequestHandler } from 'express';
-import { DEVICE_UUID, parseDevicePublicKey } from '../auth/device-signature.ts';
+import { checkDevicePublicKey, DEVICE_UUID } from '../auth/device-signature.ts';
 import { ApiError } from '../errors.ts';
 import { route, sendJson } from '../http.ts';
 import { requireJsonBody } from '../json-body.ts';
@@ -45,10 +45,12 @@ export function parseImageMetadata(req: Request): ImageMetadata {
   }
   const b = body as Record<string, unknown>;
   const unknown = Object.keys(b).filter((k) => !(IMAGE_KEYS as readonly string[]).includes(k));
-  if (unknown.length) throw new ApiError('invalid_release_metadata', { unknown_keys: unknown, allowed: [...IMAGE_KEYS] });
+  if (unknown.length) throw new ApiError('invalid_release_metadata', { unknown_keys: unknown.slice(0, 16).map((k) => k.slice(0, 64)), allowed: [...IMAGE_KEYS] });
   const out: ImageMetadata = {};
   if (b.url !== undefined) {
-    let ok = typeof b.url === 'string' && b.url.length <= 2048;
+    // No control characters or spaces: PostgreSQL refuses NUL in text (a 500), and a manifest URL a
+    // device fetches must be what was parsed.
+    let ok = typeof b.url === 'string' && b.url.length <= 2048 && !/[\u0000-\u0020\u007f]/.test(b.url);
     if (ok) {
       try {
         ok = ['http:', 'https:'].includes(new URL(b.url as string).protocol);
@@ -104,9 +106,15 @@ export function adminRoutes({ store, ota, superUser, log, now }: AdminRoutesDeps
     route(async (req, res) => {
       const uuid = uuidParam(req);
       const body = requireJsonBody(req) as { public_key?: unknown } | null;
-      const pem = typeof body === 'object' && body !== null ? body.public_key : undefined;
-      if (typeof pem !== 'string' || pem.length > 4096 || !parseDevicePublicKey(pem)) throw new ApiError('invalid_public_key');
-      const { device, created } = await store.putDevice(uuid, pem, iso());
+      const given = typeof body === 'object' && body !== null ? body.public_key : undefined;
+      if (typeof given !== 'string' || given.length > 4096) throw new ApiError('invalid_public_key', { reason: 'not_spki_pem' });
+      // Never echoed nor logged: what was sent may be a private key.
+      const checked = checkDevicePublicKey(given);
+      if (!('key' in checked)) {
+        const { message, ...details } = checked;
+        throw new ApiError('invalid_public_key', details, message);
+      }
+      const { device, created } = await store.putDevice(uuid, checked.pem, iso());
       log.info(created ? 'device enrolled' : 'device re-enrolled', { uuid, by: res.locals.superUser?.subject });
       sendJson(res, created ? 201 : 200, deviceView(device));
     }),

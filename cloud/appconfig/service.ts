@@ -42,7 +42,8 @@ export function parseConfigurationPatch(body: unknown): { logging?: LogLevel } {
   const keys = Object.keys(body);
   const unknown = keys.filter((k) => !(CONFIGURATION_KEYS as readonly string[]).includes(k));
   if (unknown.length > 0) {
-    throw new ApiError('unknown_configuration_key', { keys: unknown, allowed: [...CONFIGURATION_KEYS] }, `Unknown configuration key: ${unknown.join(', ')}`);
+    const shown = unknown.slice(0, 16).map((k) => k.slice(0, 64));
+    throw new ApiError('unknown_configuration_key', { keys: shown, allowed: [...CONFIGURATION_KEYS] }, `Unknown configuration key: ${shown.join(', ')}`);
   }
   if (keys.length === 0) {
     throw new ApiError('invalid_body', { allowed: [...CONFIGURATION_KEYS] }, 'The body must set at least one configuration key');
@@ -52,7 +53,9 @@ export function parseConfigurationPatch(body: unknown): { logging?: LogLevel } {
   if (!level) {
     throw new ApiError(
       'invalid_log_level',
-      { key: 'logging', value: typeof raw === 'string' ? raw.slice(0, 64) : raw ?? null, allowed: [...LOG_LEVELS] },
+      // Only a scalar is echoed (a string cut short): an array or object may be 30,000 levels deep,
+      // more than JSON.stringify can write back.
+      { key: 'logging', value: typeof raw === 'string' ? raw.slice(0, 64) : typeof raw === 'object' ? null : raw ?? null, type: raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw, allowed: [...LOG_LEVELS] },
       `The log level must be one of ${LOG_LEVELS.join(', ')}`,
     );
   }

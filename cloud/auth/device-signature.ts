@@ -94,16 +94,49 @@ export function verifyDeviceSignature(publicKey: KeyObject, h: Pick<SignedHeader
   }
 }
 
+const SPKI_PEM = /^-----BEGIN PUBLIC KEY-----\r?\n((?:[A-Za-z0-9+/=]{1,76}\r?\n)+)-----END PUBLIC KEY-----\r?\n?$/;
+
+export type PublicKeyRefusal =
+  | { reason: 'not_spki_pem'; message: string }
+  | { reason: 'private_key'; message: string }
+  | { reason: 'unsupported_key'; message: string; key_type: string | undefined; curve?: string | undefined };
+
+/**
+ * Parses a device key for enrollment: exactly one PEM `PUBLIC KEY` block (SPKI), ECDSA on P-256.
+ * Anything else is refused with a reason, never echoed: node's createPublicKey would also accept a
+ * PKCS#8 or SEC1 private key (and derive its public half) or a certificate, so the PEM label and the
+ * DER type are checked before the key is parsed.
+ */
+export function checkDevicePublicKey(pem: string): { key: KeyObject; pem: string } | PublicKeyRefusal {
+  const text = pem.trim() + '\n';
+  if (/-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----/.test(text)) {
+    return { reason: 'private_key', message: 'public_key is a private key; send only the public key, PEM SPKI (-----BEGIN PUBLIC KEY-----)' };
+  }
+  const m = SPKI_PEM.exec(text);
+  if (!m) return { reason: 'not_spki_pem', message: 'public_key must be one PEM block -----BEGIN PUBLIC KEY----- (SPKI)' };
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'), format: 'der', type: 'spki' });
+  } catch {
+    return { reason: 'not_spki_pem', message: 'public_key is not a valid SPKI public key' };
+  }
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  if (key.type !== 'public' || key.asymmetricKeyType !== 'ec' || curve !== 'prime256v1') {
+    return {
+      reason: 'unsupported_key',
+      message: 'public_key must be an ECDSA P-256 (prime256v1) key',
+      key_type: key.asymmetricKeyType,
+      ...(key.asymmetricKeyType === 'ec' ? { curve } : {}),
+    };
+  }
+  // Stored in the canonical form, so that nothing but the key itself is kept.
+  return { key, pem: key.export({ type: 'spki', format: 'pem' }).toString() };
+}
+
 /** Parses an enrolled key; only ECDSA P-256 SPKI PEM is accepted. */
 export function parseDevicePublicKey(pem: string): KeyObject | null {
-  try {
-    const key = createPublicKey({ key: pem, format: 'pem' });
-    if (key.type !== 'public' || key.asymmetricKeyType !== 'ec') return null;
-    if (key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return null;
-    return key;
-  } catch {
-    return null;
-  }
+  const checked = checkDevicePublicKey(pem);
+  return 'key' in checked ? checked.key : null;
 }
 
 /** Authenticates a device request against the store: 401 for every failure, with a distinct code. */

@@ -15,6 +15,8 @@ export interface BackupRoutesDeps {
   auth: DeviceAuthenticator;
   log: FunctionLogger;
   now: () => number;
+  /** An upload that sends nothing for this long is refused with 408 (docs/cloud-limits.md). */
+  bodyIdleTimeoutMs: number;
 }
 
 function pathUuid(req: Request): string {
@@ -23,7 +25,7 @@ function pathUuid(req: Request): string {
   return uuid;
 }
 
-export function backupRoutes({ store, auth, log, now }: BackupRoutesDeps): Router {
+export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs }: BackupRoutesDeps): Router {
   const router = Router();
 
   router.post(
@@ -33,7 +35,7 @@ export function backupRoutes({ store, auth, log, now }: BackupRoutesDeps): Route
       const signed = parseSignedHeaders(req.headers, uuid);
       const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (contentType !== 'application/octet-stream') {
-        throw new ApiError('invalid_content_type', { content_type: req.headers['content-type'] ?? null });
+        throw new ApiError('invalid_content_type', { content_type: req.headers['content-type']?.slice(0, 128) ?? null });
       }
       const etagHeader = req.headers.etag;
       const etag = etagHeader === undefined ? null : parseEtag(etagHeader, 'etag');
@@ -46,7 +48,7 @@ export function backupRoutes({ store, auth, log, now }: BackupRoutesDeps): Route
       await auth.authenticate(signed);
       let blob: Buffer;
       try {
-        blob = await readBodyLimited(req, MAX_BACKUP_BYTES);
+        blob = await readBodyLimited(req, MAX_BACKUP_BYTES, { idleTimeoutMs: bodyIdleTimeoutMs });
       } catch (err) {
         if (err instanceof BodyTooLargeError) throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES });
         throw err;

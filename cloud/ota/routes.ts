@@ -22,37 +22,75 @@ export function otaRoutes(ota: OtaService): Router {
   return router;
 }
 
+export interface OtaTarget {
+  cls: string;
+  productHex: string;
+  application: string;
+  /** The raw current_version value(s) of the query; other parameters are ignored. */
+  currentVersion: string | string[] | undefined;
+}
+
+/**
+ * `/ota/a/b/c[?query]` split into its decoded segments and current_version; undefined for any other
+ * shape or an undecodable segment (Express then answers, as it always would).
+ */
+export function parseOtaTarget(url: string): OtaTarget | undefined {
+  const q = url.indexOf('?');
+  const segments = (q < 0 ? url : url.slice(0, q)).slice(5).split('/');
+  if (segments.length !== 3) return undefined;
+  let decoded: string[];
+  try {
+    decoded = segments.map((s) => (s.includes('%') ? decodeURIComponent(s) : s));
+  } catch {
+    return undefined;
+  }
+  const [cls, productHex, application] = decoded as [string, string, string];
+  if (cls === '' || productHex === '' || application === '') return undefined;
+  return { cls, productHex, application, currentVersion: q < 0 ? undefined : currentVersionOf(url.slice(q + 1)) };
+}
+
+/** The current_version parameter(s) of a query string, decoded as URLSearchParams does. */
+function currentVersionOf(query: string): string | string[] | undefined {
+  let all: string[];
+  if (query.includes('%') || query.includes('+')) {
+    all = new URLSearchParams(query).getAll('current_version');
+  } else {
+    // The common case (`current_version=2026.01.01`), without building a URLSearchParams.
+    all = [];
+    for (const pair of query.split('&')) {
+      const eq = pair.indexOf('=');
+      if ((eq < 0 ? pair : pair.slice(0, eq)) === 'current_version') all.push(eq < 0 ? '' : pair.slice(eq + 1));
+    }
+  }
+  return all.length === 0 ? undefined : all.length === 1 ? all[0] : all;
+}
+
 /**
  * Handles `GET /ota/a/b/c[?query]` and returns true; anything else (other methods, other shapes,
- * undecodable segments) returns false and goes to Express, which answers as it always would.
+ * undecodable segments) returns false and goes to Express, which answers as it always would. A
+ * repeated check is answered synchronously from the answer cache.
  */
 export function otaFastPath(ota: OtaService, log: FunctionLogger): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith('/ota/')) return false;
-    const cached = ota.cachedForUrl(url);
+    // What devices send is the canonical target: one lookup answers it.
+    const canonical = ota.cachedForCanonicalTarget(url);
+    if (canonical) {
+      sendBytes(res, canonical.status, canonical.body);
+      return true;
+    }
+    const target = parseOtaTarget(url);
+    if (!target) return false;
+    const { cls, productHex, application, currentVersion } = target;
+    const cached = ota.cachedAnswer(cls, productHex, application, currentVersion);
     if (cached) {
       sendBytes(res, cached.status, cached.body);
       return true;
     }
-    const q = url.indexOf('?');
-    const segments = (q < 0 ? url : url.slice(0, q)).slice(5).split('/');
-    if (segments.length !== 3) return false;
-    let cls: string, productHex: string, application: string;
-    try {
-      [cls, productHex, application] = segments.map((s) => decodeURIComponent(s)) as [string, string, string];
-    } catch {
-      return false;
-    }
-    if (cls === '' || productHex === '' || application === '') return false;
-    let currentVersion: string | string[] | undefined;
-    if (q >= 0) {
-      const all = new URLSearchParams(url.slice(q + 1)).getAll('current_version');
-      currentVersion = all.length === 0 ? undefined : all.length === 1 ? all[0] : all;
-    }
-    ota.checkUrl(url, cls, productHex, application, currentVersion).then(
+    ota.check(cls, productHex, application, currentVersion).then(
       (answer) => sendBytes(res, answer.status, answer.body),
-      (err: unknown) => renderError(res, err, log, { method: 'GET', path: url.slice(0, q < 0 ? undefined : q) }),
+      (err: unknown) => renderError(res, err, log, { method: 'GET', path: url.split('?', 1)[0]!.slice(0, 256) }),
     );
     return true;
   };

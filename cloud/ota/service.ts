@@ -1,5 +1,7 @@
 // The firmware update check (spec 4.1): one function from (track, current_version) to a response, with
 // a cache of release tracks and of the serialized answers, because every device of the fleet polls it.
+// Answers are keyed by the normalized track and current_version only, and held in a byte budget,
+// least recently used out (docs/cloud-limits.md): no request, however junky, grows memory past it.
 // Admin writes on this instance invalidate the cache at once; writes by another instance sharing the
 // store are seen within OTA_CACHE_TTL_MS.
 import { ApiError } from '../errors.ts';
@@ -7,7 +9,8 @@ import type { FunctionLogger } from '../logging.ts';
 import type { CloudStore, FirmwareRelease, ReleaseTrack } from '../store/types.ts';
 import { toManifest } from './manifest.ts';
 import { selectUpdate } from './select.ts';
-import { parseTrack, parseVersion } from './validate.ts';
+import { ByteBudgetLru } from './answer-cache.ts';
+import { NAME, parseTrack, parseVersion, PRODUCT_HEX, VERSION } from './validate.ts';
 
 export interface OtaAnswer {
   status: number;
@@ -18,70 +21,117 @@ export interface OtaAnswer {
 }
 
 interface CachedTrack {
+  key: string;
   releases: FirmwareRelease[];
   loadedAtMs: number;
-  answers: Map<string, OtaAnswer>;
 }
 
-/** Answers kept per track; a fleet reports few distinct current versions. */
-const MAX_ANSWERS_PER_TRACK = 512;
+interface CachedAnswer {
+  /** The track load this answer was computed from; a reloaded or invalidated track makes it stale. */
+  track: CachedTrack;
+  answer: OtaAnswer;
+}
+
+export interface OtaCacheStats {
+  answers: number;
+  /** Estimated bytes held by cached answers (keys, bodies, overhead); never above budgetBytes. */
+  bytes: number;
+  budgetBytes: number;
+  tracks: number;
+}
+
+/** Default byte budget of the answer cache (OTA_CACHE_BYTES, docs/cloud-limits.md). */
+export const DEFAULT_OTA_CACHE_BYTES = 4 * 1024 * 1024;
+/** Release tracks kept (the one loaded longest ago goes first; tracks reload every OTA_CACHE_TTL_MS anyway); an unknown track is an empty list. */
 const MAX_TRACKS = 4096;
-/** Distinct request targets remembered for the synchronous shortcut. */
-const MAX_URLS = 16_384;
-const LIST_KEY = '\u0000list';
 
 function trackKey(t: ReleaseTrack): string {
-  return `${t.class}\u0000${t.productHex}\u0000${t.application}`;
+  return `/ota/${t.class}/${t.productHex}/${t.application}`;
 }
 
+/**
+ * The cache key of one answer: the normalized track (product_hex lower-cased) and current_version,
+ * nothing else of the request, so query junk never makes new entries. It is written as the canonical
+ * request target (`/ota/c/0x…/a?current_version=v`), so that a device sending exactly that (they all
+ * do) is found with one Map lookup of the raw target, with no parsing. Undefined when the input is
+ * not valid (the caller then takes the slow path, which answers 400).
+ */
+function answerKey(cls: string, productHex: string, application: string, currentVersion: string | string[] | undefined): string | undefined {
+  if (Array.isArray(currentVersion)) return undefined;
+  if (!NAME.test(cls) || !NAME.test(application) || !PRODUCT_HEX.test(productHex)) return undefined;
+  if (currentVersion !== undefined && !VERSION.test(currentVersion)) return undefined;
+  return keyOf(`/ota/${cls}/${productHex.toLowerCase()}/${application}`, currentVersion);
+}
+
+function keyOf(trackKey: string, currentVersion: string | undefined): string {
+  return currentVersion === undefined ? trackKey : `${trackKey}?current_version=${currentVersion}`;
+}
+
+/** Serialized once, in its own allocation: a pooled Buffer would pin an 8 KB slab per cached answer. */
 function json(status: number, value: unknown): OtaAnswer {
-  return { status, body: Buffer.from(JSON.stringify(value)) };
+  const text = JSON.stringify(value);
+  const body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  body.write(text);
+  return { status, body };
 }
 
 export class OtaService {
   private readonly tracks = new Map<string, CachedTrack>();
-  private readonly byUrl = new Map<string, { trackKey: string; track: CachedTrack; answer: OtaAnswer }>();
+  private readonly answers: ByteBudgetLru<CachedAnswer>;
+  /** Bumped by invalidate(): a load that started before it must not put its releases in the cache. */
+  private generation = 0;
 
   constructor(
     private readonly store: CloudStore,
     private readonly log: FunctionLogger,
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+    cacheBudgetBytes: number = DEFAULT_OTA_CACHE_BYTES,
+  ) {
+    this.answers = new ByteBudgetLru(cacheBudgetBytes);
+  }
 
   /** Forget what is cached for a track (after a release or revocation on this instance). */
   invalidate(track?: ReleaseTrack): void {
+    this.generation++;
     if (track) this.tracks.delete(trackKey(track));
     else this.tracks.clear();
-    // URL entries point at their track object: a deleted or reloaded track makes them stale.
+    // Answers point at their track object: a deleted or reloaded track makes them stale.
+  }
+
+  cacheStats(): OtaCacheStats {
+    return { answers: this.answers.size, bytes: this.answers.bytes, budgetBytes: this.answers.budgetBytes, tracks: this.tracks.size };
   }
 
   /**
-   * The answer already computed for exactly this request target (path and query as received),
-   * synchronously, while its track is still fresh; undefined otherwise. With DEBUG on, every check
-   * is logged, so the shortcut is off.
+   * The answer already computed for this track and current_version, synchronously, while its track
+   * is still fresh; undefined otherwise (also for invalid input). With DEBUG on, every check is
+   * logged, so the shortcut is off.
    */
-  cachedForUrl(url: string): OtaAnswer | undefined {
-    const hit = this.byUrl.get(url);
-    if (!hit || this.log.enabled('DEBUG')) return undefined;
-    if (this.tracks.get(hit.trackKey) !== hit.track || this.now() - hit.track.loadedAtMs >= this.ttlMs) {
-      this.byUrl.delete(url);
+  cachedAnswer(cls: string, productHex: string, application: string, currentVersion: string | string[] | undefined): OtaAnswer | undefined {
+    if (this.log.enabled('DEBUG')) return undefined;
+    const key = answerKey(cls, productHex, application, currentVersion);
+    return key === undefined ? undefined : this.fresh(key);
+  }
+
+  /**
+   * The same, for a request target already in canonical form (`/ota/c/0x…/a?current_version=v`,
+   * product_hex in lower case): one lookup, no parsing. Undefined for any other target.
+   */
+  cachedForCanonicalTarget(url: string): OtaAnswer | undefined {
+    if (this.log.enabled('DEBUG')) return undefined;
+    return this.fresh(url);
+  }
+
+  private fresh(key: string): OtaAnswer | undefined {
+    const hit = this.answers.get(key);
+    if (!hit) return undefined;
+    if (!this.isFresh(hit.track)) {
+      this.answers.delete(key);
       return undefined;
     }
     if (hit.answer.revoked) this.logRevoked(hit.answer.revoked);
     return hit.answer;
-  }
-
-  /** Like check(), and remembers the answer under the raw request target for cachedForUrl(). */
-  async checkUrl(url: string, cls: string, productHex: string, application: string, currentVersion: string | string[] | undefined): Promise<OtaAnswer> {
-    const answer = await this.check(cls, productHex, application, currentVersion);
-    const key = trackKey({ class: cls, productHex: productHex.toLowerCase(), application });
-    const track = this.tracks.get(key);
-    if (track && answer.status !== 400) {
-      if (this.byUrl.size >= MAX_URLS) this.byUrl.clear();
-      this.byUrl.set(url, { trackKey: key, track, answer });
-    }
-    return answer;
   }
 
   /**
@@ -95,18 +145,21 @@ export class OtaService {
     }
     const current = currentVersion === undefined ? undefined : parseVersion(currentVersion, 'current_version');
     const cached = await this.load(track);
-    const key = current ?? LIST_KEY;
-    let answer = cached.answers.get(key);
-    if (!answer) {
-      answer = this.decide(cached.releases, current, track);
-      if (cached.answers.size >= MAX_ANSWERS_PER_TRACK) cached.answers.clear();
-      cached.answers.set(key, answer);
+    const key = keyOf(cached.key, current);
+    let answer = this.answers.get(key);
+    if (answer?.track !== cached) {
+      answer = { track: cached, answer: this.decide(cached.releases, current, track) };
+      if (this.ttlMs > 0) this.answers.set(key, answer, answer.answer.body.length);
     }
     if (this.log.enabled('DEBUG')) {
-      this.log.debug('update check', { track: { class: track.class, product_hex: track.productHex, application: track.application }, current_version: current ?? null, status: answer.status });
+      this.log.debug('update check', { track: { class: track.class, product_hex: track.productHex, application: track.application }, current_version: current ?? null, status: answer.answer.status });
     }
-    if (answer.revoked) this.logRevoked(answer.revoked);
-    return answer;
+    if (answer.answer.revoked) this.logRevoked(answer.answer.revoked);
+    return answer.answer;
+  }
+
+  private isFresh(track: CachedTrack): boolean {
+    return this.tracks.get(track.key) === track && this.now() - track.loadedAtMs < this.ttlMs;
   }
 
   private logRevoked(details: Record<string, unknown>): void {
@@ -115,13 +168,15 @@ export class OtaService {
 
   private async load(track: ReleaseTrack): Promise<CachedTrack> {
     const key = trackKey(track);
-    const nowMs = this.now();
     const hit = this.tracks.get(key);
-    if (hit && nowMs - hit.loadedAtMs < this.ttlMs) return hit;
+    if (hit && this.now() - hit.loadedAtMs < this.ttlMs) return hit;
+    const loadedAtMs = this.now();
+    const generation = this.generation;
     const releases = await this.store.listReleases(track);
-    const entry: CachedTrack = { releases, loadedAtMs: nowMs, answers: new Map() };
-    if (this.ttlMs > 0) {
-      if (this.tracks.size >= MAX_TRACKS) this.tracks.clear();
+    const entry: CachedTrack = { key, releases, loadedAtMs };
+    if (this.ttlMs > 0 && generation === this.generation) {
+      this.tracks.delete(key);
+      if (this.tracks.size >= MAX_TRACKS) this.tracks.delete(this.tracks.keys().next().value!);
       this.tracks.set(key, entry);
     }
     return entry;

@@ -1,0 +1,74 @@
+// Structured log records: the keys the logger writes (time, level, function, msg) are its own. A field
+// of the same name used to replace them, so that an INFO line carrying `level: "CRITICAL"` was written
+// as CRITICAL. The output is captured as the JSON lines the cloud writes.
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonLineSink, LogLevels, LogRegistry, prettySink } from '../../cloud/logging.ts';
+import { SqliteStore } from '../../cloud/store/sqlite.ts';
+
+const store = new SqliteStore(':memory:');
+let levels: LogLevels;
+
+beforeAll(async () => {
+  await store.stageConfig('svc-func-ota', { logging: 'INFO' }, '2026-11-21T00:00:00.000Z');
+  await store.startDeployment('svc-func-ota', Date.parse('2026-11-21T00:00:00.000Z'), 0);
+  levels = new LogLevels(store);
+  await levels.refresh();
+});
+afterAll(() => store.close());
+
+function capture(): { stream: Writable; lines: string[] } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
+      done();
+    },
+  });
+  return { stream, lines };
+}
+
+const NOW = Date.parse('2026-11-21T12:00:00.000Z');
+
+describe('reserved log keys', () => {
+  it('a field named level, time, function or msg never replaces the record’s own', () => {
+    const { stream, lines } = capture();
+    const log = new LogRegistry(levels, jsonLineSink(stream), () => NOW).logger('svc-func-ota');
+    log.info('update check', { level: 'CRITICAL', time: 'yesterday', function: 'svc-func-admin', msg: 'forged', uuid: 'dev-1' });
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toEqual({
+      time: '2026-11-21T12:00:00.000Z',
+      level: 'INFO',
+      function: 'svc-func-ota',
+      msg: 'update check',
+      field_level: 'CRITICAL',
+      field_time: 'yesterday',
+      field_function: 'svc-func-admin',
+      field_msg: 'forged',
+      uuid: 'dev-1',
+    });
+  });
+
+  it('the level decides whether a record is written, whatever its fields say', () => {
+    const { stream, lines } = capture();
+    const log = new LogRegistry(levels, jsonLineSink(stream), () => NOW).logger('svc-func-ota');
+    log.debug('noise', { level: 'CRITICAL' });
+    expect(lines).toEqual([]);
+  });
+
+  it('the pretty format prints the record’s own level too', () => {
+    const { stream, lines } = capture();
+    const log = new LogRegistry(levels, prettySink(stream), () => NOW).logger('svc-func-ota');
+    log.warning('device on a revoked version', { level: 'DEBUG' });
+    expect(lines).toEqual(['2026-11-21T12:00:00.000Z WARNING  svc-func-ota device on a revoked version {"field_level":"DEBUG"}']);
+  });
+
+  it('a field named __proto__ is an ordinary field', () => {
+    const { stream, lines } = capture();
+    const log = new LogRegistry(levels, jsonLineSink(stream), () => NOW).logger('svc-func-ota');
+    log.info('x', JSON.parse('{"__proto__": {"level": "CRITICAL"}}') as Record<string, unknown>);
+    const record = JSON.parse(lines[0]!);
+    expect(record.level).toBe('INFO');
+    expect(record.__proto__).toEqual({ level: 'CRITICAL' });
+  });
+});
