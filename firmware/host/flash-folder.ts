@@ -1,18 +1,33 @@
 // The flash of a virtual board: a folder on the host that survives reboots. Paths from the firmware
 // are absolute ("/backup.json") and must stay inside the folder.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+//
+// With a PowerSwitch (options.power) the bench can cut the board's power during any create, write,
+// close, rename or remove, leaving what a cut leaves on a board's flash (docs/storage.md, "Power
+// cuts", the same model as the memory platform's MemoryStorage): a file being written holds some
+// prefix of what was written to it, a create may or may not have happened, a rename is atomic (the
+// source possibly still there), a remove happened or not. After the cut every operation throws.
+import { closeSync, copyFileSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
+import type { MutatingOp, PowerSwitch } from '../src/platform/memory/power-cut.ts';
+
+export interface FlashFolderOptions {
+  /** Cuts the power at a chosen operation (power-cut tests); none: the power never goes. */
+  power?: PowerSwitch;
+}
 
 export class FlashFolder {
-  private readonly handles = new Map<number, number>();
+  private readonly handles = new Map<number, { fd: number; path: string; written: number }>();
   private nextHandle = 1;
   private otaImage: { fd: number; size: number; written: number } | null = null;
 
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    private readonly options: FlashFolderOptions = {},
+  ) {}
 
-  /** Host path of a firmware path; refuses anything that would leave the folder. */
+  /** Host path of a firmware path; refuses anything that would leave the folder, or name a folder as a file. */
   resolve(path: unknown): string {
-    if (typeof path !== 'string' || !path.startsWith('/') || path.includes('\0') || path.split('/').includes('..')) {
+    if (typeof path !== 'string' || !path.startsWith('/') || path.includes('\0') || path.split('/').some((s) => s === '..' || s === '.')) {
       throw new Error(`bad flash path ${JSON.stringify(path)}`);
     }
     const full = resolve(join(this.root, path));
@@ -22,6 +37,7 @@ export class FlashFolder {
 
   /** Answers the fs.* host calls; undefined for any other op. */
   op(c: Record<string, any>, payload: Uint8Array): { value?: unknown; payload?: Uint8Array } | undefined {
+    if (typeof c.op === 'string' && c.op.startsWith('fs.')) this.options.power?.check();
     switch (c.op) {
       case 'fs.size': {
         const p = this.resolve(c.path);
@@ -40,35 +56,52 @@ export class FlashFolder {
       case 'fs.create': {
         const p = this.resolve(c.path);
         mkdirSync(dirname(p), { recursive: true });
+        if (this.cuts('create', c.path)) {
+          if (this.options.power!.pick(2) === 1) closeSync(openSync(p, 'w'));
+          this.die();
+        }
         const handle = this.nextHandle++;
-        this.handles.set(handle, openSync(p, 'w'));
+        this.handles.set(handle, { fd: openSync(p, 'w'), path: c.path, written: 0 });
         return { value: handle };
       }
       case 'fs.write': {
-        const fd = this.handles.get(c.handle);
-        if (fd === undefined) throw new Error('file not open');
-        writeSync(fd, payload);
+        const h = this.handles.get(c.handle);
+        if (h === undefined) throw new Error('file not open');
+        const cut = this.cuts('write', h.path);
+        writeSync(h.fd, payload);
+        h.written += payload.length;
+        if (cut) this.die();
         return {};
       }
       case 'fs.close': {
-        const fd = this.handles.get(c.handle);
-        if (fd === undefined) throw new Error('file not open');
-        fsyncSync(fd);
-        closeSync(fd);
+        const h = this.handles.get(c.handle);
+        if (h === undefined) throw new Error('file not open');
+        if (this.cuts('close', h.path)) this.die();
+        fsyncSync(h.fd);
+        closeSync(h.fd);
         this.handles.delete(c.handle);
         return {};
       }
       case 'fs.rename': {
+        const from = this.resolve(c.from);
         const to = this.resolve(c.to);
         mkdirSync(dirname(to), { recursive: true });
-        renameSync(this.resolve(c.from), to);
+        if (this.cuts('rename', c.from)) {
+          const outcome = existsSync(from) ? this.options.power!.pick(3) : 0;
+          if (outcome === 1) renameSync(from, to);
+          if (outcome === 2) copyFileSync(from, to);
+          this.die();
+        }
+        renameSync(from, to);
         return {};
       }
       case 'fs.remove': {
         const p = this.resolve(c.path);
-        if (!existsSync(p)) return { value: false };
-        rmSync(p);
-        return { value: true };
+        const cut = this.cuts('remove', c.path);
+        const had = existsSync(p);
+        if (had && (!cut || this.options.power!.pick(2) === 1)) rmSync(p);
+        if (cut) this.die();
+        return { value: had };
       }
       case 'fs.list': {
         const dir = this.resolve(c.folder);
@@ -82,6 +115,7 @@ export class FlashFolder {
 
   /** The inactive OTA partition, as a file next to the flash folder's content. */
   ota(op: string, c: Record<string, any>, payload: Uint8Array): { value?: unknown } {
+    this.options.power?.check();
     const path = this.resolve('/.ota/next.bin');
     if (op === 'ota.begin') {
       mkdirSync(dirname(path), { recursive: true });
@@ -109,9 +143,20 @@ export class FlashFolder {
   }
 
   closeAll(): void {
-    for (const fd of this.handles.values()) closeSync(fd);
+    for (const { fd } of this.handles.values()) closeSync(fd);
     this.handles.clear();
     if (this.otaImage) closeSync(this.otaImage.fd);
     this.otaImage = null;
+  }
+
+  private cuts(op: MutatingOp, path: string): boolean {
+    return this.options.power?.step(op, path) ?? false;
+  }
+
+  /** The power is gone: every file still open holds some prefix of what was written to it. */
+  private die(): never {
+    const power = this.options.power!;
+    for (const h of this.handles.values()) ftruncateSync(h.fd, power.pick(h.written + 1));
+    throw power.error();
   }
 }

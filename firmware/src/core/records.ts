@@ -6,6 +6,7 @@ import type { CryptoHal } from '../hal/crypto.ts';
 import type { Storage } from '../hal/storage.ts';
 import { utf8Decode, utf8Encode } from './bytes.ts';
 import { decryptFfce, encryptFfce } from './crypto/ffce.ts';
+import { writeFileAtomically } from './flash.ts';
 import { isUuid, normalizeMac } from './ids.ts';
 
 export type RecordKind = 'controllers' | 'clients';
@@ -25,6 +26,7 @@ export class RecordStore {
     return `/records/${kind}/${uuid}`;
   }
 
+  /** The UUIDs of the stored records. Only UUID names count: a temporary file never has one. */
   list(kind: RecordKind): string[] {
     const prefix = `/records/${kind}/`;
     return this.storage
@@ -59,13 +61,7 @@ export class RecordStore {
   /** Encrypts and writes one record (atomic replace). */
   put(kind: RecordKind, uuid: string, json: string): void {
     if (!isUuid(uuid)) throw new Error(`not a record UUID: ${uuid}`);
-    const path = this.path(kind, uuid);
-    const blob = encryptFfce(this.crypto, this.key, utf8Encode(json));
-    const tmp = `${path}.tmp`;
-    const f = this.storage.create(tmp);
-    f.write(blob);
-    f.close();
-    this.storage.rename(tmp, path);
+    writeFileAtomically(this.storage, this.path(kind, uuid), encryptFfce(this.crypto, this.key, utf8Encode(json)));
   }
 
   remove(kind: RecordKind, uuid: string): boolean {

@@ -1,8 +1,10 @@
 // Flash file system of the configuration partition. Synchronous, like Moddable's `file` module.
-// Paths are absolute ("/backup.json", "/records/clients/<uuid>").
+// Paths are absolute ("/backup.json", "/records/clients/<uuid>"); the layout, the atomic
+// replacement every writer uses and what a power cut may leave are in docs/storage.md.
 
 export interface FileWriter {
   write(chunk: Uint8Array): void;
+  /** Makes what was written durable (a sync); until then a power cut may leave any prefix of it. */
   close(): void;
 }
 

@@ -1,17 +1,23 @@
 // The local backup (spec 2.3): /backup.json, plaintext, with the SHA-256 hex of its content in the
 // sidecar /backup.etag. Streamed to and from flash in chunks; replaced atomically (DESIGN.md
-// section 5) so that a power cut never leaves a backup whose sidecar disagrees with it.
+// section 5) so that a power cut never leaves a backup whose sidecar disagrees with it:
+//   1. the new content goes to /backup.json.tmp, which is closed (synced);
+//   2. its ETag goes to /backup.etag.tmp, closed;
+//   3. /backup.json.tmp is renamed over /backup.json, then /backup.etag.tmp over /backup.etag.
+// A cut before 3 leaves the old pair; a cut within 3 leaves /backup.etag.tmp, which tells the boot
+// repair (recover) to hash /backup.json again. docs/storage.md has the power-cut model.
 import type { BodyReader } from '../../hal/network.ts';
 import type { CryptoHal, Sha256 } from '../../hal/crypto.ts';
 import type { FileWriter, Storage } from '../../hal/storage.ts';
 import { hexEncode, utf8Decode, utf8Encode } from '../bytes.ts';
+import { tempPath } from '../flash.ts';
 import { errors } from '../http/errors.ts';
 import { drain } from '../http/respond.ts';
 
 export const BACKUP_PATH = '/backup.json';
 export const ETAG_PATH = '/backup.etag';
-const BACKUP_TMP = '/backup.json.tmp';
-const ETAG_TMP = '/backup.etag.tmp';
+const BACKUP_TMP = tempPath(BACKUP_PATH);
+const ETAG_TMP = tempPath(ETAG_PATH);
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /** A backup being written: chunks in, then commit (atomic) or abort (nothing changes). */
@@ -22,6 +28,9 @@ export interface BackupWriter {
 }
 
 export class LocalBackupStore {
+  /** One backup is written at a time (a PUT, a cloud retrieve, the provisioning copy). */
+  private writing = false;
+
   constructor(
     private readonly storage: Storage,
     private readonly crypto: CryptoHal,
@@ -57,14 +66,18 @@ export class LocalBackupStore {
     };
   }
 
+  /** Starts replacing the backup; 409 `backup_busy` while another replacement is under way. */
   begin(): BackupWriter {
+    if (this.writing) throw errors.conflict('backup_busy', 'Another backup is being written; try again when it is done');
     const file: FileWriter = this.storage.create(BACKUP_TMP);
+    this.writing = true;
     const hash: Sha256 = this.crypto.sha256();
     let size = 0;
     let open = true;
     const abort = () => {
       if (!open) return;
       open = false;
+      this.writing = false;
       file.close();
       this.storage.remove(BACKUP_TMP);
     };
@@ -82,10 +95,14 @@ export class LocalBackupStore {
       commit: () => {
         if (!open) throw new Error('backup writer is closed');
         open = false;
-        file.close();
-        const etag = hexEncode(hash.digest());
-        this.install(etag);
-        return { etag, size };
+        try {
+          file.close();
+          const etag = hexEncode(hash.digest());
+          this.install(etag);
+          return { etag, size };
+        } finally {
+          this.writing = false;
+        }
       },
       abort,
     };
@@ -115,8 +132,9 @@ export class LocalBackupStore {
   }
 
   /**
-   * At boot: finish or undo a replacement a power cut interrupted. The sidecar is written to a
-   * temporary file first, so any disagreement is repaired by hashing /backup.json again.
+   * At boot (part of recoverStorage): finish or undo a replacement a power cut interrupted. The
+   * sidecar is written to a temporary file first, so any disagreement is repaired by hashing
+   * /backup.json again. A cut during this repair is repaired the same way at the next boot.
    */
   recover(): void {
     this.storage.remove(BACKUP_TMP);

@@ -7,6 +7,7 @@ import type { EventLevel } from '../../hal/output.ts';
 import type { DeviceIdentity, MqttOptions, OtaWriter } from '../../hal/system.ts';
 import { hexDecode } from '../../core/bytes.ts';
 import { createPureJsCrypto } from '../../core/crypto/pure.ts';
+import { FlashEventLog } from '../../core/event-log.ts';
 import { MemoryStorage } from './storage.ts';
 import { ManualClock } from './clock.ts';
 import { MemoryAir, MemoryRadio } from './air.ts';
@@ -71,6 +72,7 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
   const reboots: string[] = [];
   const otaImages: MemoryBoard['otaImages'] = [];
   const mqttSessions: MqttOptions[] = [];
+  const flashLog = new FlashEventLog(storage, () => o.clock.now());
   const hal: Hal = {
     storage,
     clock: o.clock,
@@ -93,9 +95,13 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
         display.history.push(display.lines);
       },
     },
+    // `events` is what a bench sees as the entries are written; the log itself is on the flash.
     eventLog: {
-      append: (level, source, message) => void events.push({ time: o.clock.now(), level, source, message }),
-      recent: (count) => events.slice(-count),
+      append: (level, source, message) => {
+        events.push({ time: o.clock.now(), level, source, message });
+        flashLog.append(level, source, message);
+      },
+      recent: (count) => flashLog.recent(count),
     },
     console: {
       writeLine: (line) => void consoleOut.push(line),

@@ -4,9 +4,10 @@
 // commands and are dispatched by main.ts through `inbound`.
 import type { Hal } from '../../hal/index.ts';
 import type { BodyReader, HttpHandler, HttpRequest, Iface } from '../../hal/network.ts';
-import type { EventLevel } from '../../hal/output.ts';
+import type { Storage } from '../../hal/storage.ts';
 import type { DeviceIdentity, OtaWriter } from '../../hal/system.ts';
 import { createPureJsCrypto } from '../../core/crypto/pure.ts';
+import { FlashEventLog } from '../../core/event-log.ts';
 import { hostCall } from './bridge.ts';
 
 export interface Inbound {
@@ -16,7 +17,6 @@ export interface Inbound {
   http(request: Omit<HttpRequest, 'body'> & { id: number }): Promise<void>;
 }
 
-const EVENT_LOG_ENTRIES = 64;
 /** The largest piece of a network body handed to the firmware at once, as a board's TCP buffers would. */
 const NET_CHUNK_BYTES = 4096;
 
@@ -41,24 +41,27 @@ export function createXsHostHal(identity: DeviceIdentity): { hal: Hal; inbound: 
   const consoleHandlers: ((line: string) => void)[] = [];
   const associationHandlers: ((mac: string) => void)[] = [];
   const listeners = new Map<Iface, HttpHandler>();
-  const events: { time: number; level: EventLevel; source: string; message: string }[] = [];
   const now = () => hostCall('clock.now').value as number;
 
-  const hal: Hal = {
-    storage: {
-      size: (path) => hostCall('fs.size', { path }).value as number | null,
-      read: (path, offset, length) => hostCall('fs.read', { path, offset, length }).payload.slice(),
-      create: (path) => {
-        const handle = hostCall('fs.create', { path }).value as number;
-        return {
-          write: (chunk) => void hostCall('fs.write', { handle }, chunk),
-          close: () => void hostCall('fs.close', { handle }),
-        };
-      },
-      rename: (from, to) => void hostCall('fs.rename', { from, to }),
-      remove: (path) => hostCall('fs.remove', { path }).value as boolean,
-      list: (folder) => hostCall('fs.list', { folder }).value as string[],
+  // The flash folder of the host (firmware/host/flash-folder.ts).
+  const storage: Storage = {
+    size: (path) => hostCall('fs.size', { path }).value as number | null,
+    read: (path, offset, length) => hostCall('fs.read', { path, offset, length }).payload.slice(),
+    create: (path) => {
+      const handle = hostCall('fs.create', { path }).value as number;
+      return {
+        write: (chunk) => void hostCall('fs.write', { handle }, chunk),
+        close: () => void hostCall('fs.close', { handle }),
+      };
     },
+    rename: (from, to) => void hostCall('fs.rename', { from, to }),
+    remove: (path) => hostCall('fs.remove', { path }).value as boolean,
+    list: (folder) => hostCall('fs.list', { folder }).value as string[],
+  };
+  const eventLog = new FlashEventLog(storage, now);
+
+  const hal: Hal = {
+    storage,
     clock: { now, synchronized: () => hostCall('clock.synchronized').value as boolean },
     timers: {
       setTimeout: (callback, delayMs) => {
@@ -102,13 +105,13 @@ export function createXsHostHal(identity: DeviceIdentity): { hal: Hal; inbound: 
       disconnect: async () => void hostCall('radio.disconnect'),
     },
     display: { show: (lines) => void hostCall('display.show', { lines }) },
+    // The host sees each entry as it is written (a bench reads it); the log itself is on the flash.
     eventLog: {
       append: (level, source, message) => {
-        events.push({ time: now(), level, source, message });
-        if (events.length > EVENT_LOG_ENTRIES) events.shift();
         hostCall('eventlog.append', { level, source, message });
+        eventLog.append(level, source, message);
       },
-      recent: (count) => events.slice(-count),
+      recent: (count) => eventLog.recent(count),
     },
     console: {
       writeLine: (line) => void hostCall('console.write', { line }),
