@@ -4,7 +4,7 @@
 // (`OLED` and `LOG` lines, docs/serial-console.md), so a real board is read the same way.
 import type { BoardSpec } from './rig.ts';
 
-export type Iface = 'ethernet' | 'softap';
+export type Iface = 'ethernet' | 'softap' | 'station';
 
 export interface HttpAnswer {
   status: number;

@@ -1,9 +1,10 @@
 // The virtual air shared by the XS boards of one host process (DESIGN.md section 6): SoftAPs with
-// SSID, BSSID, channel, WPA2 password and TX power at a bench position; stations that scan (seeing
+// SSID, BSSID, channel, WPA2-PSK (CCMP) passphrase and TX power at a bench position (an open or WPA1
+// AP, or a passphrase outside 8-63 characters, is refused); stations that scan (seeing
 // only APs in range), associate with the right password, one at a time; the AP learns the station's
 // MAC at association (and may shut down, spec 3.2). A station reaches its AP at the AP board's SoftAP
 // listener.
-import type { ScanResult } from '../src/hal/radio.ts';
+import { softApConfigProblem, type ScanResult, type SoftApAuth } from '../src/hal/radio.ts';
 
 export interface Position {
   x: number;
@@ -31,6 +32,8 @@ export interface Station {
 export interface AirAp {
   ssid: string;
   bssid: string;
+  /** The AP's authentication mode: only "wpa2-psk" (CCMP) is accepted by start(). */
+  auth: SoftApAuth;
   password: string;
   txPowerDbm: number;
   maxStations: number;
@@ -46,7 +49,10 @@ export interface AirAp {
 export class VirtualAir {
   private readonly aps = new Map<string, AirAp>();
 
+  /** Starts an AP; throws (starting nothing) for an open or WPA1 AP or a bad SSID or passphrase. */
   start(ap: Omit<AirAp, 'station'>): void {
+    const problem = softApConfigProblem(ap);
+    if (problem) throw new Error(problem);
     this.aps.set(ap.bssid, { ...ap, station: null });
   }
 
@@ -93,6 +99,7 @@ export class VirtualAir {
     this.start({
       ssid: o.ssid,
       bssid: o.bssid,
+      auth: 'wpa2-psk',
       password: o.password,
       txPowerDbm: o.txPowerDbm ?? 20,
       maxStations: 32,

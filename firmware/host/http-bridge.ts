@@ -138,7 +138,7 @@ export function answerClientError(err: NodeJS.ErrnoException & { bytesParsed?: n
 export class HttpBridge {
   private readonly inbound = new Map<number, Inbound>();
   private readonly outbound = new Map<number, Outbound>();
-  private readonly pending: Record<Iface, number> = { ethernet: 0, softap: 0 };
+  private readonly pending: Record<Iface, number> = { ethernet: 0, softap: 0, station: 0 };
   private nextId = 1;
 
   constructor(

@@ -16,7 +16,7 @@ import { decodeFrame, encodeFrame } from '../src/platform/xs-host/wire.ts';
 import { bundleForXs } from '../xs/bundle.ts';
 import { XsWorker, type MeterUsage } from '../xs/worker.ts';
 import type { Position, VirtualAir } from './air.ts';
-import { FlashFolder } from './flash-folder.ts';
+import { FlashFolder, type FlashFolderOptions } from './flash-folder.ts';
 import { answerClientError, answerError, DEFAULT_INBOUND_LIMITS, HttpBridge, type InboundLimits } from './http-bridge.ts';
 
 const ENTRY = fileURLToPath(new URL('../src/platform/xs-host/main.ts', import.meta.url));
@@ -50,6 +50,8 @@ export interface XsBoardOptions {
   mqtt?: MqttBridge;
   /** Limits of the board's HTTP listeners (docs/board-http-limits.md); the defaults suit a bench. */
   httpLimits?: Partial<InboundLimits>;
+  /** The flash folder's options (power-cut injection in tests). */
+  flash?: FlashFolderOptions;
   /** The task watchdog's budget per command (default WATCHDOG_COMPUTRONS). */
   watchdogComputrons?: number;
 }
@@ -116,7 +118,7 @@ export class XsBoard {
     this.fuseKey = Buffer.from(o.fuseKeyHex, 'hex');
     if (this.fuseKey.length !== 32) throw new Error('fuseKeyHex must be 32 bytes of hex');
     mkdirSync(o.flashDir, { recursive: true });
-    this.flash = new FlashFolder(o.flashDir);
+    this.flash = new FlashFolder(o.flashDir, o.flash);
     this.stationMac = o.identity.wifiMac;
     this.position = o.position ?? { x: 0, y: 0 };
     // On the SoftAP listener the sender is the one associated station (spec 2.5: one at a time).
@@ -344,6 +346,7 @@ export class XsBoard {
           ssid: c.ssid,
           bssid: bssidOf(this.o.identity.wifiMac),
           password: c.password,
+          auth: c.auth,
           txPowerDbm: c.txPowerDbm,
           maxStations: c.maxStations,
           channel: 6,
@@ -415,7 +418,7 @@ export class XsBoard {
   private async listen(iface: Iface): Promise<void> {
     // After a watchdog reset the interface keeps its address, as a board keeps its IP and port 80.
     if (this.urls[iface]) return;
-    const host = this.o.hosts?.[iface] ?? (iface === 'ethernet' ? '127.0.0.2' : '127.0.0.3');
+    const host = this.o.hosts?.[iface] ?? DEFAULT_HOSTS[iface];
     const l = this.http.limits;
     const server = createServer(
       { maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.bodyTimeoutMs + l.headersTimeoutMs, keepAliveTimeout: 5000 },
@@ -449,6 +452,9 @@ export function installedVersion(flashDir: string): string | undefined {
     return undefined;
   }
 }
+
+/** Where each interface listens unless told otherwise: one loopback address per interface. */
+const DEFAULT_HOSTS: Record<Iface, string> = { ethernet: '127.0.0.2', softap: '127.0.0.3', station: '127.0.0.4' };
 
 /** An ESP32's SoftAP MAC is its station MAC + 1. */
 

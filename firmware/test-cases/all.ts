@@ -3,9 +3,13 @@
 import type { TestCase } from './assert.ts';
 import { backupStoreCases } from './backup-store.cases.ts';
 import { clientCases } from './client.cases.ts';
+import { configurationCases } from './configuration.cases.ts';
 import { consoleCases } from './console.cases.ts';
 import { cryptoVectorCases } from './crypto-vectors.cases.ts';
+import { radioCases } from './radio.cases.ts';
+import { storagePathCases } from './storage-paths.cases.ts';
 import { targetCases } from './target.cases.ts';
+import { throttleCases } from './throttle.cases.ts';
 import { tokenCases } from './tokens.cases.ts';
 
 export const caseGroups: Record<string, TestCase[]> = {
@@ -15,4 +19,8 @@ export const caseGroups: Record<string, TestCase[]> = {
   'target procedure': targetCases,
   'client procedure': clientCases,
   'serial console': consoleCases,
+  'storage paths': storagePathCases,
+  'login throttle': throttleCases,
+  configuration: configurationCases,
+  'SoftAP radio': radioCases,
 };

@@ -1,6 +1,6 @@
 // The serial console (docs/serial-console.md): one answer line per command, OLED mirrored.
 import { equal, ok, type TestCase } from './assert.ts';
-import { bench, board, call, login } from './fixtures.ts';
+import { bench, board, call, clientConfig, login } from './fixtures.ts';
 
 async function type(tb: ReturnType<typeof board>, line: string): Promise<string> {
   const before = tb.consoleOut.length;
@@ -38,7 +38,7 @@ export const consoleCases: TestCase[] = [
       const c = board(b, { role: 'controller' });
       await c.device.boot();
       const auth = await login(c);
-      await call(c, 'PUT', '/api/clients/lamp-1', { headers: auth, body: { mac: '02:00:00:00:00:01' } });
+      await call(c, 'PUT', '/api/clients/lamp-1', { headers: auth, body: clientConfig('02:00:00:00:00:01') });
       await call(c, 'PUT', '/backup', { headers: auth, body: '{}' });
       const pem = JSON.parse((await type(c, 'pubkey')).slice(3)).public_key_pem as string;
       ok(/^-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n$/.test(pem), 'a P-256 SPKI PEM');

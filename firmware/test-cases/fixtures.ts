@@ -10,6 +10,25 @@ import { ManualClock } from '../src/platform/memory/clock.ts';
 import type { MemoryStorage } from '../src/platform/memory/storage.ts';
 
 export const ADMIN_PASSWORD = 'correct horse battery';
+
+/** A real self-signed P-256 CA certificate (openssl req -x509), for client configurations. */
+export const TEST_CA_PEM = `-----BEGIN CERTIFICATE-----
+MIIBhTCCASugAwIBAgIURUQSPrEHxsk0Yf9JwxrXwrC6xVAwCgYIKoZIzj0EAwIw
+GDEWMBQGA1UEAwwNRmxlZXQgVGVzdCBDQTAeFw0yNjExMjExMTM0MTNaFw0zNjEx
+MTgxMTM0MTNaMBgxFjAUBgNVBAMMDUZsZWV0IFRlc3QgQ0EwWTATBgcqhkjOPQIB
+BggqhkjOPQMBBwNCAAR/xPw8VVyxAr4yTADGNHqnX+x7dfZwAtkT+BgOtkz1csFb
+82r5UP9DdTh2jvFTbvsEGLq3bpiJUPqPSERGMAOMo1MwUTAdBgNVHQ4EFgQUO4eV
+f6oXVmPAJXumuANB18BRJPEwHwYDVR0jBBgwFoAUO4eVf6oXVmPAJXumuANB18BR
+JPEwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiBcB/v560iIJbOU
+Kq7GfOfX2f2LR7Pj+C77erb3gCif5gIhAPPJ4SDr6W2OUWJngWGnCNota3pLQitz
+eaT9rtzpG4Kh
+-----END CERTIFICATE-----
+`;
+
+/** A valid client configuration (docs/firmware-records.md) for a client MAC. */
+export function clientConfig(mac: string): Record<string, unknown> {
+  return { mac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: 'broker.local', port: 8883 }, ca_certificate: TEST_CA_PEM };
+}
 export const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 
 export interface Bench {
@@ -137,10 +156,7 @@ export async function seedSource(
   }
   const clients = typeof o.clients === 'number' ? Array.from({ length: o.clients }, (_, i) => ({ uuid: `client-extra-${i}`, mac: mac(2000 + i, '02:00:00:C0') })) : (o.clients ?? []).map((c) => ({ uuid: c.identity.uuid, mac: c.identity.wifiMac }));
   for (const c of clients) {
-    const r = await call(source, 'PUT', `/api/clients/${c.uuid}`, {
-      headers: auth,
-      body: { mac: c.mac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: 'broker.local', port: 8883 }, ca_certificate: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' },
-    });
+    const r = await call(source, 'PUT', `/api/clients/${c.uuid}`, { headers: auth, body: clientConfig(c.mac) });
     if (r.status !== 201) throw new Error(`seed client: ${r.status} ${r.text}`);
   }
   if (o.backup !== undefined && o.backup !== null) {

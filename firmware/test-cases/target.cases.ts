@@ -1,7 +1,15 @@
 // The controller-provisioning target procedure (spec 3.6): every row of the outcome table, the
 // refusals, and the reboot into normal mode with the same records.
+import { utf8Encode } from '../src/core/bytes.ts';
+import { eventLogPage, PROVISIONING_INCOMPLETE_PATH, wrapWords } from '../src/core/procedures/target.ts';
 import { equal, deepEqual, ok, type TestCase } from './assert.ts';
-import { bench, board, call, login, seedSource, type Bench, type TestBoard } from './fixtures.ts';
+import { bench, board, call, clientConfig, login, seedSource, type Bench, type TestBoard } from './fixtures.ts';
+
+/** What an interrupted earlier provisioning leaves: some copied records and the marker. */
+function leftovers(target: TestBoard, uuid: string): void {
+  target.device.records.put('clients', uuid, JSON.stringify(clientConfig('02:00:00:00:00:01')));
+  target.storage.files.set(PROVISIONING_INCOMPLETE_PATH, utf8Encode(target.identity.uuid));
+}
 
 const BACKUP = JSON.stringify({ inputs: [], outputs: [{ id: 1, name: 'Deck light' }], mqtt: { host: 'broker.local', port: 8883 } });
 
@@ -25,8 +33,8 @@ export const targetCases: TestCase[] = [
     name: 'all counts match, backup received: "Prov OK 3C 3L" / "Prov OK got backup", reboot after 5 s, same records after',
     async run() {
       const { b, source, target, auth } = await rig();
-      // The target has leftovers from an earlier life: cleanup happens after the token.
-      target.device.records.put('clients', 'stale-client', JSON.stringify({ mac: '02:00:00:00:00:01' }));
+      // The target has leftovers of an interrupted provisioning: cleanup happens after the token.
+      leftovers(target, 'stale-client');
       await enable(source, auth);
       const boot = await target.device.boot();
       ok(boot.role === 'controller' && boot.provisioning.kind === 'finished', 'the procedure to finish');
@@ -36,6 +44,7 @@ export const targetCases: TestCase[] = [
       deepEqual(target.device.records.list('clients'), source.device.records.list('clients'), 'client records');
       deepEqual(target.device.records.list('controllers'), source.device.records.list('controllers'), 'controller records');
       equal(target.device.local.etag(), source.device.local.etag(), 'backup ETag');
+      equal(target.storage.size(PROVISIONING_INCOMPLETE_PATH), null, 'the copy is complete: no marker');
       equal(target.reboots.length, 0, 'no reboot before 5 s');
       await b.clock.advance(4999);
       equal(target.reboots.length, 0, 'still showing the result');
@@ -120,7 +129,7 @@ export const targetCases: TestCase[] = [
       // The source knows the target's MAC under another UUID.
       await call(source, 'DELETE', `/api/controllers/${target.identity.uuid}`, { headers: auth });
       await call(source, 'PUT', '/api/controllers/someone-else', { headers: auth, body: { ethernet_mac: target.identity.ethernetMac } });
-      target.device.records.put('clients', 'keep-me', JSON.stringify({ mac: '02:00:00:00:00:02' }));
+      leftovers(target, 'keep-me');
       await enable(source, auth);
       const boot = await target.device.boot();
       ok(boot.role === 'controller' && boot.provisioning.kind === 'token_refused' && boot.provisioning.status === 404, 'token refused with 404');
@@ -133,6 +142,88 @@ export const targetCases: TestCase[] = [
       const { target } = await rig();
       const boot = await target.device.boot();
       ok(boot.role === 'controller' && boot.provisioning.kind === 'no_ap', 'no_ap');
+    },
+  },
+  {
+    name: 'a failed copy leaves the board unconfigured (it provisions again at the next boot) until the admin configures it through the API',
+    async run() {
+      const { source, target, auth } = await rig();
+      source.storage.files.set('/records/clients/client-extra-1', new Uint8Array(40));
+      await enable(source, auth);
+      const first = await target.device.boot();
+      ok(first.role === 'controller' && first.provisioning.kind === 'finished' && !first.provisioning.ok, 'a failed outcome');
+      ok(target.device.records.list('controllers').length === 3, 'records were copied, own record included');
+      equal(target.device.status().configured, false, 'but an unfinished copy is not a configuration');
+      const again = await target.device.boot();
+      ok(again.role === 'controller' && again.provisioning.kind === 'finished', `the procedure runs again (got ${JSON.stringify(again)})`);
+      const tauth = await login(target);
+      equal((await call(target, 'PUT', '/backup', { headers: tauth, body: '{"set":"by hand"}' })).status, 200, 'the admin deploys a configuration');
+      equal(target.device.status().configured, true, 'configured now');
+      const third = await target.device.boot();
+      ok(third.role === 'controller' && third.provisioning.kind === 'configured', 'and never wiped again');
+    },
+  },
+  {
+    name: 'a failed backup commit on the target: "Prov OK 3C 3L" / "Prov bad backup", logged, no reboot, no half-installed backup',
+    async run() {
+      const { b, source, target, auth } = await rig();
+      const realRename = target.storage.rename.bind(target.storage);
+      target.storage.rename = (from: string, to: string) => {
+        if (to === '/backup.etag') throw new Error('flash write failed');
+        realRename(from, to);
+      };
+      await enable(source, auth);
+      const boot = await target.device.boot();
+      ok(boot.role === 'controller' && boot.provisioning.kind === 'finished', `the procedure finishes (got ${JSON.stringify(boot.provisioning)})`);
+      ok(boot.role === 'controller' && boot.provisioning.kind === 'finished' && boot.provisioning.backup === 'bad' && !boot.provisioning.ok, 'backup bad, not ok');
+      ok(target.display.history.some((l) => l[0] === 'Prov OK 3C 3L' && l[1] === 'Prov bad backup'), 'OLED');
+      ok(target.events.some((e) => e.level === 'error' && e.message === 'backup not written: flash write failed'), 'the cause is logged');
+      ok(target.events.some((e) => e.level === 'error' && e.message === 'Prov OK 3C 3L / Prov bad backup'), 'the outcome is logged');
+      equal(target.device.local.size(), null, 'no backup left');
+      await b.clock.advance(10_000);
+      equal(target.reboots.length, 0, 'no reboot');
+    },
+  },
+  {
+    name: 'the backup file cannot even be created on the target: "Prov bad backup", logged, not "connect_failed"',
+    async run() {
+      const { source, target, auth } = await rig();
+      const realCreate = target.storage.create.bind(target.storage);
+      target.storage.create = (path: string) => {
+        if (path.startsWith('/backup.json')) throw new Error('no space left on the partition');
+        return realCreate(path);
+      };
+      await enable(source, auth);
+      const boot = await target.device.boot();
+      ok(boot.role === 'controller' && boot.provisioning.kind === 'finished' && boot.provisioning.backup === 'bad', `a bad backup (got ${JSON.stringify(boot.provisioning)})`);
+      ok(target.display.history.some((l) => l[0] === 'Prov OK 3C 3L' && l[1] === 'Prov bad backup'), 'OLED');
+      ok(target.events.some((e) => e.level === 'error' && e.message === 'backup not written: no space left on the partition'), 'the cause is logged');
+    },
+  },
+  {
+    name: 'the OLED event log page wraps entries at word boundaries (21 columns, 8 rows, newest last)',
+    async run() {
+      deepEqual(wrapWords('W cannot join Device-Provisioning (24:0A:C4:10:00:09): no AP', 21), ['W cannot join', 'Device-Provisioning', '(24:0A:C4:10:00:09):', 'no AP'], 'wrapped');
+      deepEqual(wrapWords('I ' + 'x'.repeat(30), 21), ['I', 'x'.repeat(21), 'x'.repeat(9)], 'a word longer than a line is split');
+      const page = eventLogPage([
+        { level: 'info', message: 'old entry that will not fit on this page any more, it is far too long' },
+        { level: 'warning', message: 'record controllers/ctl-extra-0 not written: damaged' },
+        { level: 'error', message: 'Prov fail C 2/3' },
+      ]);
+      deepEqual(page, ['I old entry that will', 'not fit on this page', 'any more, it is far', 'W record', 'controllers/ctl-extra', '-0 not written:', 'damaged', 'E Prov fail C 2/3'], 'the page');
+      ok(page.every((l) => l.length <= 21), 'no line longer than 21');
+    },
+  },
+  {
+    name: 'the event log page after a failed copy shows whole words',
+    async run() {
+      const { source, target, auth } = await rig();
+      source.storage.files.set('/records/controllers/ctl-extra-0', new Uint8Array([70, 70, 67, 69, 1, 2, 3]));
+      await enable(source, auth);
+      await target.device.boot();
+      const page = target.display.lines;
+      ok(page.every((l) => l.length <= 21), `21 columns at most (${JSON.stringify(page)})`);
+      deepEqual(page.slice(-4), ['W record', 'controllers/ctl-extra', '-0 not received (404)', 'E Prov fail C 2/3'], 'the newest entries, wrapped at words');
     },
   },
 ];

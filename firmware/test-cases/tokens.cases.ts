@@ -1,6 +1,10 @@
 // Provisioning mode and tokens (spec 2.4, 2.5, 3.2, 3.3, 5.2-5.5; DESIGN.md section 5).
-import { equal, ok, type TestCase } from './assert.ts';
-import { bench, board, call, login, seedSource, type TestBoard } from './fixtures.ts';
+import { createPureJsCrypto } from '../src/core/crypto/pure.ts';
+import { ProvisioningTokens } from '../src/core/provisioning/tokens.ts';
+import { seededRandom } from '../src/platform/memory/board.ts';
+import { ManualClock } from '../src/platform/memory/clock.ts';
+import { deepEqual, equal, ok, rejects, type TestCase } from './assert.ts';
+import { bench, board, call, login, seedSource, T0, type TestBoard } from './fixtures.ts';
 
 async function sourceWithClient() {
   const b = bench();
@@ -77,26 +81,104 @@ export const tokenCases: TestCase[] = [
     },
   },
   {
-    name: 'sliding expiry: each request resets the 5-minute window; an idle token expires',
+    name: 'ProvisioningTokens in virtual time: used every 0.9 TTL it outlives 3 TTLs; idle for more than a TTL it is provisioning_token_expired',
     async run() {
-      const { source, client, auth, b } = await sourceWithClient();
+      const clock = new ManualClock(T0);
+      const ttl = 300_000;
+      const tokens = new ProvisioningTokens(createPureJsCrypto(seededRandom(7)), () => clock.now(), ttl);
+      const t = tokens.issue('24:0A:C4:00:00:01', 'lamp-1', 'clients');
+      equal(t.expiresAtMs, T0 + ttl, 'first expiry');
+      for (let i = 1; i <= 4; i++) {
+        await clock.advance(0.9 * ttl);
+        equal(tokens.authenticate(t.token, '24:0A:C4:00:00:01').uuid, 'lamp-1', `use ${i} at ${0.9 * i} TTL`);
+      }
+      ok(clock.now() - T0 > 3 * ttl, 'beyond three lifetimes');
+      await clock.advance(ttl);
+      await rejects(async () => tokens.authenticate(t.token, '24:0A:C4:00:00:01'), /DeviceError .* provisioning_token_expired/, 'idle for exactly one TTL');
+      equal(tokens.active(), 0, 'the expired token is forgotten');
+      await rejects(async () => tokens.authenticate(t.token, '24:0A:C4:00:00:01'), /invalid_provisioning_token/, 'and then unknown');
+      const u = tokens.issue('24:0A:C4:00:00:02', 'lamp-2', 'clients');
+      await clock.advance(ttl - 1);
+      equal(tokens.authenticate(u.token, undefined).uuid, 'lamp-2', 'one millisecond before expiry');
+      await clock.advance(ttl + 1);
+      await rejects(async () => tokens.authenticate(u.token, undefined), /provisioning_token_expired/, 'idle for more than a TTL');
+    },
+  },
+  {
+    name: 'ProvisioningTokens: a token presented by another station than the one it was issued to is refused (403)',
+    async run() {
+      const clock = new ManualClock(T0);
+      const tokens = new ProvisioningTokens(createPureJsCrypto(seededRandom(8)), () => clock.now(), 60_000);
+      const t = tokens.issue('24:0A:C4:00:00:01', 'lamp-1', 'clients');
+      await rejects(async () => tokens.authenticate(t.token, '24:0A:C4:00:00:99'), /DeviceError .* provisioning_token_wrong_station/, 'another station');
+      equal(tokens.authenticate(t.token, '24:0A:C4:00:00:01').mac, '24:0A:C4:00:00:01', 'its own station');
+    },
+  },
+  {
+    name: 'through the API, with PROVISIONING_TOKEN_TTL (60 s) shorter than the mode (300 s): sliding while used, provisioning_token_expired when idle',
+    async run() {
+      const b = bench();
+      const source = board(b, { role: 'controller', device: { settings: { provisioningTokenTtlSeconds: 60 } } });
+      const client = board(b, { role: 'client' });
+      await source.device.boot();
+      await seedSource(source, { clients: [client] });
+      const auth = await login(source);
+      await call(source, 'PUT', '/api/provisioning', { headers: auth });
+      const ex = await exchange(source, client.identity.uuid, client.identity.wifiMac);
+      equal(ex.json.expires_in, 60, 'the token lifetime is announced');
+      const get = () => call(source, 'GET', `/api/clients/${client.identity.uuid}`, { iface: 'softap', stationMac: client.identity.wifiMac, headers: { 'provisioning-token': ex.json.token } });
+      for (let i = 1; i <= 3; i++) {
+        await b.clock.advance(54_000);
+        equal((await get()).status, 200, `used at ${54 * i} s`);
+      }
+      await b.clock.advance(60_000);
+      ok(source.device.mode.active, 'the mode is still on (222 s of 300)');
+      const late = await get();
+      equal(late.status, 401, 'idle for 60 s');
+      equal(late.json.error, 'provisioning_token_expired', 'the exact code');
+      const other = await call(source, 'GET', `/api/clients/${client.identity.uuid}`, { iface: 'softap', stationMac: client.identity.wifiMac, headers: { 'provisioning-token': (await exchange(source, client.identity.uuid, client.identity.wifiMac)).json.token } });
+      equal(other.status, 200, 'a new exchange works');
+    },
+  },
+  {
+    name: 'through the API: a token presented from another station MAC than it was issued to is 403 provisioning_token_wrong_station',
+    async run() {
+      const { source, client, auth } = await sourceWithClient();
       await call(source, 'PUT', '/api/provisioning', { headers: auth });
       const token = (await exchange(source, client.identity.uuid, client.identity.wifiMac)).json.token;
-      const get = () => call(source, 'GET', `/api/clients/${client.identity.uuid}`, { iface: 'softap', stationMac: client.identity.wifiMac, headers: { 'provisioning-token': token } });
-      await b.clock.advance(240_000);
-      equal((await get()).status, 200, 'at 4 min');
-      await b.clock.advance(240_000 - 1);
-      // 8 minutes after the exchange but 4 after the last use; the mode itself has timed out by now,
-      // so re-enable it to look at the token alone.
+      const r = await call(source, 'GET', `/api/clients/${client.identity.uuid}`, { iface: 'softap', stationMac: '02:00:00:00:00:77', headers: { 'provisioning-token': token } });
+      equal(r.status, 403, 'another station');
+      equal(r.json.error, 'provisioning_token_wrong_station', 'code');
+    },
+  },
+  {
+    name: 'GET /api/provisioning while off answers 409 with why the mode last stopped (timeout, request, console, mac_not_allowed)',
+    async run() {
+      const { source, auth, b } = await sourceWithClient();
+      const get = () => call(source, 'GET', '/api/provisioning', { headers: auth });
+      const never = await get();
+      equal(never.status, 409, 'never enabled');
+      deepEqual(never.json.details, { state: 'disabled', last_stop_reason: null }, 'never enabled: no reason');
       await call(source, 'PUT', '/api/provisioning', { headers: auth });
-      equal((await get()).status, 401, 'the mode restart cleared the tokens');
-      const again = (await exchange(source, client.identity.uuid, client.identity.wifiMac)).json.token;
-      await b.clock.advance(299_000);
-      const g = await call(source, 'GET', `/api/clients/${client.identity.uuid}`, { iface: 'softap', stationMac: client.identity.wifiMac, headers: { 'provisioning-token': again } });
-      equal(g.status, 200, 'just inside the window');
       await b.clock.advance(300_000);
-      const late = await call(source, 'GET', `/api/clients/${client.identity.uuid}`, { iface: 'softap', stationMac: client.identity.wifiMac, headers: { 'provisioning-token': again } });
-      ok(late.status === 401 || late.status === 409, `expired (got ${late.status})`);
+      const timedOut = await get();
+      equal(timedOut.status, 409, 'after the time-out');
+      equal(timedOut.json.details.last_stop_reason, 'timeout', 'time-out');
+      ok(timedOut.json.message.includes('timeout'), 'the message says it too');
+      await call(source, 'PUT', '/api/provisioning', { headers: auth });
+      equal((await call(source, 'DELETE', '/api/provisioning', { headers: auth })).status, 204, 'disable');
+      equal((await get()).json.details.last_stop_reason, 'request', 'request');
+      await call(source, 'PUT', '/api/provisioning', { headers: auth });
+      await source.device.console.dispatch('prov off');
+      equal((await get()).json.details.last_stop_reason, 'console', 'console');
+      const on = (await call(source, 'PUT', '/api/provisioning', { headers: auth })).json;
+      const stranger = board(b, { role: 'client' });
+      await stranger.hal.radio.connect({ ssid: on.ssid, password: on.password, timeoutMs: 10_000 }).catch(() => undefined);
+      for (let i = 0; i < 20; i++) await Promise.resolve();
+      equal((await get()).json.details.last_stop_reason, 'mac_not_allowed', 'a refused station');
+      // Token routes say it too.
+      const viaToken = await call(source, 'GET', '/api/controllers', { iface: 'softap', headers: { 'provisioning-token': 'x'.repeat(32) } });
+      equal(viaToken.json.details.last_stop_reason, 'mac_not_allowed', 'on a token route');
     },
   },
   {

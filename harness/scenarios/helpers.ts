@@ -1,6 +1,7 @@
 // Steps several scenarios share: seeding a source controller and reading boot events.
 import { check, type ScenarioContext } from '../bench.ts';
 import type { BenchBoard } from '../board.ts';
+import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 
 export function mac(n: number): string {
   const h = n.toString(16).padStart(4, '0').toUpperCase();
@@ -44,7 +45,7 @@ export async function seedSource(ctx: ScenarioContext, source: BenchBoard, seed:
   }
   for (let i = 0; i < (seed.extraControllers ?? 0); i++, controllers++) await put(`/api/controllers/ctl-${i}`, { name: `controller ${i}`, ethernet_mac: mac(0x100 + i) });
   const site = ctx.rig.siteWifi;
-  const clientRecord = (m: string) => ({ mac: m, wifi: { ssid: site.ssid, password: site.password }, mqtt: { host: ctx.broker.host, port: ctx.broker.port } });
+  const clientRecord = (m: string) => ({ mac: m, wifi: { ssid: site.ssid, password: site.password }, mqtt: { host: ctx.broker.host, port: ctx.broker.port, tls: false }, ca_certificate: TEST_CA_PEM });
   let clients = 0;
   for (let i = 0; i < (seed.clients ?? 0); i++, clients++) await put(`/api/clients/lamp-${i}`, { name: `lamp ${i}`, ...clientRecord(mac(0x800 + i)) });
   for (const c of seed.clientBoards ?? []) {

@@ -1,14 +1,17 @@
 // Controller provisioning between two boards whose firmware runs in XS, over real loopback sockets
 // through a shared virtual air: the target joins the source's SoftAP with its Ethernet MAC, copies
-// every record and the backup, shows the outcome and reboots.
+// every record and the backup, shows the outcome and reboots. Also: the host's virtual air refuses
+// anything but a WPA2-PSK AP, the login throttle's 429 over a real socket, a client's API on its
+// station interface.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VirtualAir } from '../../firmware/host/air.ts';
+import { VirtualAir, type AirAp } from '../../firmware/host/air.ts';
 import { XsBoard } from '../../firmware/host/xs-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
+import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 
 const PASSWORD = 'bench-admin-password';
 let dir: string;
@@ -25,14 +28,14 @@ async function start(n: number, air: VirtualAir): Promise<XsBoard> {
   return b;
 }
 
-async function http(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
-  const res = await fetch(b.urls.ethernet + path, {
+async function http(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: unknown, iface: 'ethernet' | 'station' = 'ethernet') {
+  const res = await fetch((b.urls as Record<string, string>)[iface] + path, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
+  return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
 }
 
 async function login(b: XsBoard) {
@@ -55,7 +58,7 @@ describe('controller provisioning in XS over the virtual air', () => {
     const backup = JSON.stringify({ outputs: [{ id: 1, name: 'Deck light' }] });
     expect((await http(source, 'PUT', '/api/controllers/ctl-2', auth, { ethernet_mac: id(2).ethernetMac })).status).toBe(201);
     for (const n of [3, 4]) await http(source, 'PUT', `/api/controllers/ctl-${n}`, auth, { ethernet_mac: id(n).ethernetMac });
-    for (let i = 0; i < 4; i++) await http(source, 'PUT', `/api/clients/lamp-${i}`, auth, { mac: `02:00:00:C0:00:0${i}`, wifi: { ssid: 'plant', password: 'x12345678' }, mqtt: { host: '127.0.0.1', port: 1883 } });
+    for (let i = 0; i < 4; i++) await http(source, 'PUT', `/api/clients/lamp-${i}`, auth, { mac: `02:00:00:C0:00:0${i}`, wifi: { ssid: 'plant', password: 'x12345678' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: TEST_CA_PEM });
     await http(source, 'PUT', '/backup', auth, backup);
     const on = await http(source, 'PUT', '/api/provisioning', auth);
     expect(on.status).toBe(200);
@@ -79,12 +82,87 @@ describe('controller provisioning in XS over the virtual air', () => {
     const air = new VirtualAir();
     const source = await start(5, air);
     const auth = await login(source);
-    await http(source, 'PUT', '/api/clients/lamp-0', auth, { mac: '02:00:00:C0:00:01' });
+    await http(source, 'PUT', '/api/clients/lamp-0', auth, { mac: '02:00:00:C0:00:01', wifi: { ssid: 'plant', password: 'x12345678' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: TEST_CA_PEM });
     await http(source, 'PUT', '/api/provisioning', auth);
     const target = await start(6, air);
     expect(target.bootResult).toMatchObject({ provisioning: { kind: 'connect_failed' } });
     expect(source.softAp).toBeNull();
     expect(source.display.join(' ')).toContain(id(6).ethernetMac);
     expect(source.events.some((e) => e.level === 'warning' && e.message.includes('not in the allowlist'))).toBe(true);
+  });
+});
+
+describe('the host virtual air', () => {
+  const ap = (o: Partial<AirAp> & Record<string, unknown> = {}) =>
+    ({ ssid: 'Device-Provisioning', bssid: '24:0A:C4:10:00:02', auth: 'wpa2-psk', password: 'ABCDEF012345', txPowerDbm: 2, maxStations: 1, channel: 6, position: () => ({ x: 0, y: 0 }), gatewayUrl: () => 'http://127.0.0.3:1', associate: async () => undefined, ...o }) as Omit<AirAp, 'station'>;
+
+  it('refuses an open AP, WPA1 or a mixed mode, and a passphrase outside 8-63 characters, with a clear error', () => {
+    const air = new VirtualAir();
+    expect(() => air.start(ap({ auth: 'open' as never }))).toThrow('SoftAP refused: an open AP (no authentication mode); only WPA2-PSK with CCMP ("wpa2-psk") is allowed');
+    expect(() => air.start(ap({ auth: undefined as never }))).toThrow(/open AP/);
+    expect(() => air.start(ap({ auth: 'wpa-psk' as never }))).toThrow('SoftAP refused: authentication mode "wpa-psk"; only WPA2-PSK with CCMP ("wpa2-psk") is allowed');
+    expect(() => air.start(ap({ auth: 'wpa-wpa2-psk' as never }))).toThrow(/"wpa-wpa2-psk"/);
+    expect(() => air.start(ap({ password: '1234567' }))).toThrow('SoftAP refused: a WPA2 passphrase is 8 to 63 printable ASCII characters');
+    expect(() => air.start(ap({ password: 'x'.repeat(64) }))).toThrow(/8 to 63/);
+    expect(air.scan({ mac: '02:00:00:00:00:01', position: { x: 0, y: 0 }, txPowerDbm: 2 })).toEqual([]);
+    air.start(ap());
+    expect(air.scan({ mac: '02:00:00:00:00:01', position: { x: 0, y: 0 }, txPowerDbm: 2 }).map((a) => a.ssid)).toEqual(['Device-Provisioning']);
+  });
+
+  it("a board's provisioning mode reaches the air as WPA2-PSK", async () => {
+    const air = new VirtualAir();
+    const seen: unknown[] = [];
+    const realStart = air.start.bind(air);
+    air.start = (a) => (seen.push(a.auth), realStart(a));
+    const source = await start(7, air);
+    expect((await http(source, 'PUT', '/api/provisioning', await login(source))).status).toBe(200);
+    expect(seen).toEqual(['wpa2-psk']);
+  });
+});
+
+describe('in XS over real sockets', () => {
+  it('failed logins earn 429 with a Retry-After header; the board serves other requests meanwhile', async () => {
+    const b = await start(8, new VirtualAir());
+    const auth = await login(b);
+    for (let i = 0; i < 5; i++) expect((await http(b, 'POST', '/api/login', {}, { password: 'wrong-password' })).status).toBe(401);
+    const refused = await http(b, 'POST', '/api/login', {}, { password: PASSWORD });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.json).toMatchObject({ error: 'too_many_attempts', details: { retry_after_seconds: 1, failed_attempts: 5 } });
+    expect((await http(b, 'GET', '/api/status', auth)).status).toBe(200);
+    expect(b.events.some((e) => e.source === 'auth' && e.level === 'warning' && e.message.includes('5 failed attempts'))).toBe(true);
+    expect(b.consoleLines.some((l) => l.startsWith('LOG WARNING auth: login: 5 failed attempts'))).toBe(true);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await http(b, 'POST', '/api/login', {}, { password: PASSWORD })).status).toBe(200);
+  });
+
+  it('a client provisioned in XS joins the site Wi-Fi and serves its local API (GET/PUT /backup) on its station interface', async () => {
+    const air = new VirtualAir();
+    air.addInfrastructureAp({ ssid: 'plant-floor', password: 'plant-floor-wpa2', bssid: 'AC:DE:48:00:00:01', position: { x: 0, y: 3 } });
+    const source = await start(9, air);
+    const identity: DeviceIdentity = { uuid: 'lamp-xs-1', role: 'client', wifiMac: '24:0A:C4:10:00:31', hardwareClass: 'lamp-c3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
+    const config = { mac: identity.wifiMac, wifi: { ssid: 'plant-floor', password: 'plant-floor-wpa2' }, mqtt: { host: '127.0.0.1', port: 1883, tls: false }, ca_certificate: TEST_CA_PEM };
+    const sauth = await login(source);
+    expect((await http(source, 'PUT', `/api/clients/${identity.uuid}`, sauth, { ...config, ca_certificate: 'not a certificate' })).json).toMatchObject({ error: 'invalid_record', details: { field: 'ca_certificate' } });
+    expect((await http(source, 'PUT', `/api/clients/${identity.uuid}`, sauth, config)).status).toBe(201);
+    expect((await http(source, 'PUT', '/api/provisioning', sauth)).status).toBe(200);
+    const boot = () => XsBoard.start({ identity, fuseKeyHex: '31'.repeat(32), flashDir: join(dir, 'flash-client'), adminPassword: PASSWORD, air, position: { x: 0, y: 0.5 } }).then((b) => (boards.push(b), b));
+    const first = await boot();
+    expect(first.bootResult).toMatchObject({ role: 'client', provisioning: 'provisioned' });
+    await first.close();
+    // After the reboot: the site Wi-Fi (MQTT fails here: no broker is attached), and the API on the station interface.
+    const client = await boot();
+    expect(client.bootResult).toMatchObject({ role: 'client', provisioning: 'configured', normal: 'mqtt_failed' });
+    const urls = client.urls as Record<string, string | undefined>;
+    expect(urls.station).toBeDefined();
+    expect(urls.softap).toBeUndefined();
+    expect(urls.ethernet).toBeUndefined();
+    const auth = { 'visual-token': (await http(client, 'POST', '/api/login', {}, { password: PASSWORD }, 'station')).json.token as string };
+    expect((await http(client, 'GET', '/backup', auth, undefined, 'station')).status).toBe(404);
+    expect((await http(client, 'PUT', '/backup', auth, '{"scene":2}', 'station')).status).toBe(200);
+    const got = await http(client, 'GET', '/backup', auth, undefined, 'station');
+    expect(got.status).toBe(200);
+    expect(got.text).toBe('{"scene":2}');
+    expect((await http(client, 'GET', '/backup', { 'provisioning-token': 'x'.repeat(32) }, undefined, 'station')).status).toBe(403);
   });
 });

@@ -13,7 +13,7 @@ describe('virtual air', () => {
   it('a station sees and joins only APs in range for the weaker of the two TX powers, with the right password', async () => {
     const air = new VirtualAir();
     const associated: string[] = [];
-    air.start({ ssid: 'Device-Provisioning', bssid: '24:0A:C4:10:00:02', password: 'ABCDEF012345', txPowerDbm: 2, maxStations: 1, channel: 6, position: () => ({ x: 0, y: 0 }), gatewayUrl: () => 'http://127.0.0.3:1', associate: async (m) => void associated.push(m) });
+    air.start({ ssid: 'Device-Provisioning', bssid: '24:0A:C4:10:00:02', password: 'ABCDEF012345', auth: 'wpa2-psk', txPowerDbm: 2, maxStations: 1, channel: 6, position: () => ({ x: 0, y: 0 }), gatewayUrl: () => 'http://127.0.0.3:1', associate: async (m) => void associated.push(m) });
     const near = { mac: '02:00:00:00:00:01', position: { x: 1, y: 0 }, txPowerDbm: 2 };
     const far = { mac: '02:00:00:00:00:02', position: { x: 2, y: 0 }, txPowerDbm: 20 };
     expect(air.scan(near).map((a) => a.ssid)).toEqual(['Device-Provisioning']);

@@ -16,6 +16,7 @@ import { XsBoard, type MeterTotals } from '../../firmware/host/xs-board.ts';
 import { backupOfSize } from './firmware-bench-lib.ts';
 import { HEADROOMS_KB, leaveHeadroom, smallestFit, type ProbeCase } from './heap-probe.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
+import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 
 const PASSWORD = 'bench-admin-password';
 const ESP32_HEAP_BYTES = 79 * 1024;
@@ -99,7 +100,7 @@ async function main(): Promise<void> {
       await http(source, 'PUT', `/api/controllers/bench-ctl-${targetN}`, sauth, JSON.stringify({ ethernet_mac: identity(targetN).ethernetMac, name: 'target' }));
       for (let i = 0; i < controllers - 1; i++) await http(source, 'PUT', `/api/controllers/ctl-${i}`, sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
       for (let i = 0; i < clients; i++) {
-        await http(source, 'PUT', `/api/clients/lamp-${i}`, sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: '-----BEGIN CERTIFICATE-----\n' + 'A'.repeat(900) + '\n-----END CERTIFICATE-----\n' }));
+        await http(source, 'PUT', `/api/clients/lamp-${i}`, sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: TEST_CA_PEM }));
       }
       await http(source, 'PUT', '/backup', sauth, backupOfSize(524_256));
       await http(source, 'PUT', '/api/provisioning', sauth);

@@ -1,16 +1,17 @@
 // The device-local HTTP API (spec 4.2, 5, 7; DESIGN.md section 5), framework-free: request in,
 // response out, bodies as chunk streams.
 import type { HttpRequest, HttpResponse } from '../hal/network.ts';
-import type { VisualTokens } from './auth.ts';
+import type { FailureThrottle, VisualTokens } from './auth.ts';
 import type { LocalBackupStore } from './backup/local-store.ts';
 import type { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { DeviceError, errors } from './http/errors.ts';
 import { drain, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
 import { Router } from './http/router.ts';
-import { isUuid, normalizeMac } from './ids.ts';
+import { isUuid, normalizeMac, UUID_RULE } from './ids.ts';
 import type { ProvisioningMode } from './provisioning/mode.ts';
 import type { ProvisioningToken, ProvisioningTokens } from './provisioning/tokens.ts';
+import { clientConfigurationProblem } from './procedures/client.ts';
 import { MAC_FIELD, type RecordKind, type RecordStore } from './records.ts';
 import type { FirmwareSettings } from './settings.ts';
 
@@ -25,6 +26,8 @@ export interface ApiServices {
   storage: import('../hal/storage.ts').Storage;
   status: () => Record<string, unknown>;
   log: (level: 'info' | 'warning' | 'error', message: string) => void;
+  /** Called after a configuration write through the API (a record, the backup, a cloud retrieve). */
+  configuredLocally?: () => void;
 }
 
 /** Who may call a route. */
@@ -53,7 +56,10 @@ export class DeviceApi {
     const add = (method: string, pattern: string, access: Access, fn: (req: HttpRequest, p: Record<string, string>, t: ProvisioningToken | null) => Promise<HttpResponse>) =>
       r.add(method, pattern, async (req, params) => fn(req, params, this.authorize(req, access)));
 
-    add('POST', '/api/login', 'open', async (req) => jsonResponse(200, s.visual.login((await readJsonBody(req.body, 1024) as { password?: unknown } | null)?.password)));
+    // Throttled (docs/firmware-login-throttle.md): during a back-off the password is not even checked.
+    add('POST', '/api/login', 'open', async (req) =>
+      this.throttled(s.visual.throttle, [401], req, async () => jsonResponse(200, s.visual.login((await readJsonBody(req.body, 1024) as { password?: unknown } | null)?.password))),
+    );
     add('GET', '/api/status', 'visual', async () => jsonResponse(200, s.status()));
 
     add('HEAD', '/backup', 'visual-or-provisioning', async (req, _p, t) => this.getBackup(req, t, false));
@@ -65,6 +71,7 @@ export class DeviceApi {
         throw errors.tooLarge(s.settings.maxLocalBackupBytes);
       }
       const { etag, size } = await s.local.write(req.body);
+      s.configuredLocally?.();
       return jsonResponse(200, { etag, size }, { etag: quoted(etag) });
     });
     add('DELETE', '/backup', 'visual', async () => {
@@ -75,6 +82,7 @@ export class DeviceApi {
     add('POST', '/api/cloud-backup', 'visual', async () => jsonResponse(200, await s.cloud.push()));
     add('GET', '/api/cloud-backup', 'visual', async () => {
       const { etag, size } = await s.cloud.retrieve();
+      s.configuredLocally?.();
       return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(size), etag: quoted(etag) }, body: s.local.reader() };
     });
     add('DELETE', '/api/cloud-backup', 'visual', async () => {
@@ -91,6 +99,7 @@ export class DeviceApi {
     });
 
     add('PUT', '/api/provisioning', 'visual', async () => jsonResponse(200, await s.mode.enable()));
+    // 409 names why the mode last stopped (docs/firmware-api.md).
     add('GET', '/api/provisioning', 'visual', async () => {
       this.requireMode();
       return jsonResponse(200, s.mode.status());
@@ -159,7 +168,35 @@ export class DeviceApi {
   }
 
   private requireMode(): void {
-    if (!this.s.mode.active) throw errors.conflict('provisioning_mode_off', 'Provisioning mode is not active');
+    if (this.s.mode.active) return;
+    const st = this.s.mode.status();
+    const reason = st.last_stop_reason ?? null;
+    throw new DeviceError(409, 'provisioning_mode_off', `Provisioning mode is not active${reason ? ` (it last stopped: ${reason})` : ''}`, { state: st.state, last_stop_reason: reason });
+  }
+
+  /**
+   * One attempt at a throttled door (docs/firmware-login-throttle.md). While the back-off is in
+   * force: 429 with Retry-After, the attempt not even checked. Otherwise `attempt` runs; an error
+   * with one of the `failures` statuses counts as a failure, an answer as a success. Nothing here
+   * waits: the board goes on serving other requests.
+   */
+  private async throttled(throttle: FailureThrottle, failures: number[], req: HttpRequest, attempt: () => Promise<HttpResponse>): Promise<HttpResponse> {
+    const waitMs = throttle.retryAfterMs();
+    if (waitMs !== null) {
+      await drain(req.body);
+      const seconds = waitMs === Infinity ? throttle.policy.maxLockoutMs / 1000 : Math.max(1, Math.ceil(waitMs / 1000));
+      const message = waitMs === Infinity ? 'Too many failed attempts: locked until the admin password is set again on the serial console' : `Too many failed attempts: try again in ${seconds} s`;
+      return jsonResponse(429, { error: 'too_many_attempts', message, details: { retry_after_seconds: seconds, failed_attempts: throttle.failedAttempts() } }, { 'retry-after': String(seconds) });
+    }
+    let res: HttpResponse;
+    try {
+      res = await attempt();
+    } catch (err) {
+      if (err instanceof DeviceError && failures.includes(err.status)) throttle.failed();
+      throw err;
+    }
+    throttle.succeeded();
+    return res;
   }
 
   /** A client's token reads only its own record; a controller target's reads everything (spec 3.6 step 6). */
@@ -171,7 +208,7 @@ export class DeviceApi {
 
   private uuidParam(p: Record<string, string>): string {
     const uuid = p.uuid ?? '';
-    if (!isUuid(uuid)) throw errors.badRequest('invalid_uuid', 'The UUID is not valid (1 to 64 of A-Z a-z 0-9 . _ : -)');
+    if (!isUuid(uuid)) throw errors.badRequest('invalid_uuid', `The UUID is not valid (${UUID_RULE})`);
     return uuid;
   }
 
@@ -191,10 +228,14 @@ export class DeviceApi {
       await drain(req.body);
       throw errors.forbidden('provisioning_softap_only', 'The token exchange is only served on the SoftAP interface');
     }
-    if (!this.s.mode.active) {
-      await drain(req.body);
-      throw errors.conflict('provisioning_mode_off', 'Provisioning mode is not active');
-    }
+    if (!this.s.mode.active) await drain(req.body);
+    this.requireMode();
+    // Spec 3.5 step 4: a client retries on 404 at every scan cycle while its record is not yet
+    // registered, so an unknown UUID is not a failure; a wrong MAC for a known one is.
+    return this.throttled(this.s.mode.exchangeThrottle, [403], req, () => this.issueToken(req));
+  }
+
+  private async issueToken(req: HttpRequest): Promise<HttpResponse> {
     const body = (await readJsonBody(req.body, 1024)) as { uuid?: unknown; mac?: unknown } | null;
     const mac = normalizeMac(body?.mac);
     if (!body || !isUuid(body.uuid) || mac === null) {
@@ -210,7 +251,7 @@ export class DeviceApi {
     }
     const token = this.s.tokens.issue(mac, body.uuid, kind);
     this.s.log('info', `provisioning token issued to ${mac} (${kind.slice(0, -1)} ${body.uuid})`);
-    return jsonResponse(200, { token: token.token, expires_in: this.s.settings.provisioningModeTtlSeconds });
+    return jsonResponse(200, { token: token.token, expires_in: this.s.settings.provisioningTokenTtlSeconds });
   }
 
   private async putRecord(kind: RecordKind, uuid: string, req: HttpRequest): Promise<HttpResponse> {
@@ -220,8 +261,14 @@ export class DeviceApi {
     const mac = normalizeMac(record[MAC_FIELD[kind]]);
     if (mac === null) throw errors.badRequest('invalid_record', `A ${kind.slice(0, -1)} record needs "${MAC_FIELD[kind]}": "AA:BB:CC:DD:EE:FF"`);
     if (record.uuid !== undefined && record.uuid !== uuid) throw errors.badRequest('invalid_record', 'The record uuid differs from the path');
+    // A client record is the client's whole configuration (spec 2.6): refuse one it could not use.
+    if (kind === 'clients') {
+      const problem = clientConfigurationProblem(record);
+      if (problem) throw errors.badRequest('invalid_record', `Not a usable client configuration: ${problem.field} ${problem.reason}`, { field: problem.field });
+    }
     const existed = this.s.records.has(kind, uuid);
     this.s.records.put(kind, uuid, JSON.stringify({ ...record, uuid, [MAC_FIELD[kind]]: mac }));
+    this.s.configuredLocally?.();
     return jsonResponse(existed ? 200 : 201, { uuid });
   }
 }

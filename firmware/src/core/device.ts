@@ -12,9 +12,10 @@ import { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { COMMANDS, ConsoleProtocol } from './console/console.ts';
 import { deriveBackupKey, deriveIdentityKey, deriveStorageKey } from './crypto/device-keys.ts';
+import { recoverStorage } from './flash.ts';
 import { checkAndInstall } from './ota/client.ts';
-import { clientProvisioningAttempt, startClientNormalMode, type ClientAttempt } from './procedures/client.ts';
-import { runTargetProcedure, type TargetOutcome } from './procedures/target.ts';
+import { clientProvisioningAttempt, startClientNormalMode, storedClientConfiguration, type ClientAttempt } from './procedures/client.ts';
+import { controllerConfiguration, PROVISIONING_INCOMPLETE_PATH, runTargetProcedure, type TargetOutcome } from './procedures/target.ts';
 import { ProvisioningMode } from './provisioning/mode.ts';
 import { ProvisioningTokens } from './provisioning/tokens.ts';
 import { RecordStore } from './records.ts';
@@ -63,9 +64,9 @@ export class Device {
     const s = this.settings;
     this.local = new LocalBackupStore(hal.storage, hal.crypto, s.maxLocalBackupBytes, s.chunkBytes);
     this.records = new RecordStore(hal.storage, hal.crypto, deriveStorageKey(fuseHmac));
-    this.tokens = new ProvisioningTokens(hal.crypto, () => hal.clock.now(), s.provisioningModeTtlSeconds * 1000);
+    this.tokens = new ProvisioningTokens(hal.crypto, () => hal.clock.now(), s.provisioningTokenTtlSeconds * 1000);
     this.mode = new ProvisioningMode(this.hal, this.records, this.tokens, s, (level, m) => this.log(level, 'provisioning', m));
-    this.visual = new VisualTokens(hal, s.visualTokenTtlSeconds * 1000);
+    this.visual = new VisualTokens(hal, s.visualTokenTtlSeconds * 1000, (level, m) => this.log(level, 'auth', m));
     this.cloud = new CloudBackupClient(hal, { backupKey, identityKey: this.identityKey }, this.local, s.chunkBytes);
     this.api = new DeviceApi({
       settings: s,
@@ -78,6 +79,8 @@ export class Device {
       storage: hal.storage,
       status: () => this.status(),
       log: (level, m) => this.log(level, 'api', m),
+      // The admin configured this board through the API: no longer an unfinished provisioning copy.
+      configuredLocally: () => void hal.storage.remove(PROVISIONING_INCOMPLETE_PATH),
     });
     this.autoBackup = new AutoBackup(
       hal.timers,
@@ -114,7 +117,7 @@ export class Device {
       role: me.role,
       firmware_version: me.firmwareVersion,
       build: me.build,
-      configured: me.role === 'controller' ? this.records.has('controllers', me.uuid) : this.records.has('clients', me.uuid),
+      configured: me.role === 'controller' ? controllerConfiguration(this).configured : storedClientConfiguration(this).config !== undefined,
       provisioning: this.mode.status(),
       backup: this.local.size() === null ? null : { size: this.local.size(), etag: this.local.etag() },
       cloud: readCloudConfig(this.hal.storage)?.url ?? null,
@@ -125,10 +128,16 @@ export class Device {
   /** Boot: repair interrupted writes, serve the API, start the timers, provision if unconfigured. */
   async boot(): Promise<BootResult> {
     const me = this.hal.system.identity();
-    this.local.recover();
+    // Power cuts: the backup and its sidecar made to agree, temporary files removed (docs/storage.md).
+    recoverStorage(this.hal.storage, { local: this.local });
     if (this.options.initialAdminPassword && !this.visual.hasPassword()) this.visual.setPassword(this.options.initialAdminPassword);
-    if (me.role === 'controller') this.hal.network.listen('ethernet', (r) => this.handle(r));
-    this.hal.network.listen('softap', (r) => this.handle(r));
+    // A controller serves its API on Ethernet and on its SoftAP (provisioning); a client, which has
+    // neither, on its Wi-Fi station interface, reachable once it has joined the site network
+    // (spec 4.2: the /backup endpoints are shared across all device types; docs/firmware-api.md).
+    if (me.role === 'controller') {
+      this.hal.network.listen('ethernet', (r) => this.handle(r));
+      this.hal.network.listen('softap', (r) => this.handle(r));
+    } else this.hal.network.listen('station', (r) => this.handle(r));
     this.hal.console.onLine((line) => void this.console.dispatch(line));
     this.autoBackup.start();
     this.log('info', 'boot', `${me.role} ${me.uuid} firmware ${me.firmwareVersion} (${me.build})`);
@@ -139,6 +148,9 @@ export class Device {
       return { role: 'controller', provisioning };
     }
     const ctx = { hal: this.hal, settings: this.settings, records: this.records, log: (l: 'info' | 'warning' | 'error', m: string) => this.log(l, 'client', m) };
+    // Spec 3.5 step 1: a configuration the client cannot use sends it back to provisioning.
+    const stored = storedClientConfiguration(ctx);
+    if (stored.problem) this.log('warning', 'client', `stored configuration is not usable (${stored.problem.field} ${stored.problem.reason}): provisioning again`);
     const provisioning = await clientProvisioningAttempt(ctx);
     this.console.event({ event: 'client_provisioning', result: provisioning });
     if (provisioning === 'configured') {
@@ -198,6 +210,7 @@ export class Device {
       this.local.remove();
       writeCloudConfig(this.hal.storage, null);
       this.hal.storage.remove('/config/admin-password');
+      this.hal.storage.remove(PROVISIONING_INCOMPLETE_PATH);
       this.hal.timers.setTimeout(() => this.hal.system.reboot('factory reset'), 0);
       return { removed_records: records, rebooting: true };
     });

@@ -2,7 +2,8 @@
 // core always knows which interface a request came in on (DESIGN.md section 5). Bodies are chunk
 // streams, never whole: a 512 KB backup does not fit the heap.
 
-export type Iface = 'ethernet' | 'softap';
+/** `station`: a client's Wi-Fi station interface, once it has joined the site network. */
+export type Iface = 'ethernet' | 'softap' | 'station';
 
 /** Pulls the next chunk; null at the end. */
 export interface BodyReader {

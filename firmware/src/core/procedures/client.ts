@@ -1,14 +1,15 @@
 // The client provisioning procedure (spec 3.5) and the client's normal mode: Wi-Fi, then MQTT, using
-// only the configuration received.
+// only the configuration received. What a valid client configuration is (spec 2.6, 3.5 step 1):
+// clientConfigurationProblem below, docs/firmware-records.md.
 import type { Hal } from '../../hal/index.ts';
-import { utf8Decode, utf8Encode } from '../bytes.ts';
+import { base64Decode, utf8Decode, utf8Encode } from '../bytes.ts';
 import { softApPassword } from '../crypto/device-keys.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import { PROVISIONING_SSID } from '../provisioning/mode.ts';
 import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
 
-export type ClientAttempt = 'configured' | 'no_ap' | 'connect_failed' | 'unknown_uuid' | 'refused' | 'provisioned';
+export type ClientAttempt = 'configured' | 'no_ap' | 'connect_failed' | 'unknown_uuid' | 'refused' | 'invalid_configuration' | 'provisioned';
 
 export interface ClientContext {
   hal: Hal;
@@ -21,7 +22,8 @@ export interface ClientContext {
 export async function clientProvisioningAttempt(ctx: ClientContext): Promise<ClientAttempt> {
   const { hal, settings, records, log } = ctx;
   const me = hal.system.identity();
-  if (records.has('clients', me.uuid)) return 'configured';
+  // Spec 3.5 step 1: only a *valid* configuration counts; anything else means provisioning again.
+  if (storedClientConfiguration(ctx).config) return 'configured';
   const ap = (await hal.radio.scan()).filter((a) => a.ssid === PROVISIONING_SSID).sort((a, b) => b.rssiDbm - a.rssiDbm)[0];
   if (!ap) return 'no_ap';
   hal.radio.setTxPowerDbm(settings.minimumTxPowerDbm);
@@ -52,7 +54,11 @@ export async function clientProvisioningAttempt(ctx: ClientContext): Promise<Cli
       return 'refused';
     }
     const text = utf8Decode(await readSmallBody(res.body, settings.maxRecordBytes));
-    JSON.parse(text);
+    const problem = clientConfigurationProblem(JSON.parse(text));
+    if (problem) {
+      log('warning', `provisioning: the configuration received is not usable (${problem.field} ${problem.reason}); retrying at the next scan cycle`);
+      return 'invalid_configuration';
+    }
     records.put('clients', me.uuid, text);
     log('info', 'provisioning: configuration received, rebooting into normal mode');
     hal.timers.setTimeout(() => hal.system.reboot('provisioned'), 0);
@@ -67,23 +73,115 @@ export async function clientProvisioningAttempt(ctx: ClientContext): Promise<Cli
 
 export interface ClientConfiguration {
   wifi: { ssid: string; password: string };
-  mqtt: { host: string; port: number; username?: string; password?: string; client_id?: string };
-  ca_certificate?: string;
+  /** `tls: false` selects a plaintext broker (a bench's loopback broker); TLS with the CA otherwise. */
+  mqtt: { host: string; port: number; username?: string; password?: string; client_id?: string; tls?: boolean };
+  /** PEM, one or more CERTIFICATE blocks: the CA the client trusts for MQTT over TLS. */
+  ca_certificate: string;
 }
 
-export function parseClientConfiguration(value: Record<string, unknown> | null): ClientConfiguration | null {
-  const wifi = value?.wifi as { ssid?: unknown; password?: unknown } | undefined;
-  const mqtt = value?.mqtt as { host?: unknown; port?: unknown } | undefined;
-  if (!wifi || typeof wifi.ssid !== 'string' || typeof wifi.password !== 'string') return null;
-  if (!mqtt || typeof mqtt.host !== 'string' || typeof mqtt.port !== 'number') return null;
-  return value as unknown as ClientConfiguration;
+/** Why a value is not a usable client configuration: the field (dotted path) and what is wrong. */
+export interface ConfigurationProblem {
+  field: string;
+  reason: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const IPV6_LITERAL = /^\[[0-9A-Fa-f:.]{2,45}\]$/;
+const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END CERTIFICATE-----/g;
+const MAX_CA_BYTES = 8192;
+
+/**
+ * Whether a text is PEM-shaped certificates (RFC 7468): one or more CERTIFICATE blocks and nothing
+ * but white space around them, each a strict Base64 body that decodes to a DER SEQUENCE whose length
+ * is the body's and which starts with another SEQUENCE (an X.509 TBSCertificate). Not a chain or a
+ * signature check: the TLS stack does that at connection time.
+ */
+export function pemCertificateProblem(text: unknown): string | null {
+  if (typeof text !== 'string' || text.trim() === '') return 'is missing (a PEM CA certificate)';
+  if (text.length > MAX_CA_BYTES) return `is longer than ${MAX_CA_BYTES} characters`;
+  let blocks = 0;
+  let rest = text;
+  for (const m of text.matchAll(PEM_BLOCK)) {
+    blocks++;
+    rest = rest.replace(m[0], '');
+    let der: Uint8Array;
+    try {
+      der = base64Decode(m[1]!.replace(/[\r\n]/g, ''));
+    } catch {
+      return `block ${blocks} is not Base64`;
+    }
+    if (!derSequenceOfLength(der)) return `block ${blocks} is not a DER certificate`;
+  }
+  if (blocks === 0) return 'is not PEM (no -----BEGIN CERTIFICATE----- block)';
+  if (rest.trim() !== '') return 'has text outside its CERTIFICATE blocks';
+  return null;
+}
+
+/** A DER SEQUENCE (0x30) that fills the buffer exactly and whose first element is a SEQUENCE. */
+function derSequenceOfLength(der: Uint8Array): boolean {
+  if (der.length < 4 || der[0] !== 0x30) return false;
+  let length = der[1]!;
+  let header = 2;
+  if (length & 0x80) {
+    const n = length & 0x7f;
+    if (n < 1 || n > 3 || der.length < 2 + n) return false;
+    length = 0;
+    for (let i = 0; i < n; i++) length = length * 256 + der[2 + i]!;
+    header = 2 + n;
+  }
+  return header + length === der.length && der[header] === 0x30;
+}
+
+/**
+ * What makes a client configuration valid (spec 2.6; docs/firmware-records.md): the site Wi-Fi
+ * (SSID 1-32 bytes, a WPA2 passphrase of 8-63 printable characters or 64 hex digits), the MQTT
+ * broker (host name or IP literal, port 1-65535, optional username, password, client_id, tls) and
+ * a PEM CA certificate. Null when valid; otherwise the first problem, naming its field.
+ */
+export function clientConfigurationProblem(value: unknown): ConfigurationProblem | null {
+  if (!isObject(value)) return { field: 'record', reason: 'is not a JSON object' };
+  const wifi = value.wifi;
+  if (!isObject(wifi)) return { field: 'wifi', reason: 'is missing (an object with ssid and password)' };
+  if (typeof wifi.ssid !== 'string' || utf8Encode(wifi.ssid).length < 1 || utf8Encode(wifi.ssid).length > 32) return { field: 'wifi.ssid', reason: 'must be a string of 1 to 32 bytes' };
+  if (typeof wifi.password !== 'string' || !(/^[\x20-\x7e]{8,63}$/.test(wifi.password) || /^[0-9A-Fa-f]{64}$/.test(wifi.password))) {
+    return { field: 'wifi.password', reason: 'must be a WPA2 passphrase (8 to 63 printable ASCII characters, or 64 hex digits)' };
+  }
+  const mqtt = value.mqtt;
+  if (!isObject(mqtt)) return { field: 'mqtt', reason: 'is missing (an object with host and port)' };
+  if (typeof mqtt.host !== 'string' || !(HOSTNAME.test(mqtt.host) || IPV6_LITERAL.test(mqtt.host))) return { field: 'mqtt.host', reason: 'must be a host name or an IP address' };
+  if (typeof mqtt.port !== 'number' || !Number.isInteger(mqtt.port) || mqtt.port < 1 || mqtt.port > 65535) return { field: 'mqtt.port', reason: 'must be an integer from 1 to 65535' };
+  for (const key of ['username', 'password'] as const) {
+    if (mqtt[key] !== undefined && (typeof mqtt[key] !== 'string' || (mqtt[key] as string).length > 256)) return { field: `mqtt.${key}`, reason: 'must be a string of at most 256 characters' };
+  }
+  if (mqtt.client_id !== undefined && (typeof mqtt.client_id !== 'string' || !/^[\x21-\x7e]{1,64}$/.test(mqtt.client_id))) return { field: 'mqtt.client_id', reason: 'must be 1 to 64 printable ASCII characters' };
+  if (mqtt.tls !== undefined && typeof mqtt.tls !== 'boolean') return { field: 'mqtt.tls', reason: 'must be true or false' };
+  const ca = pemCertificateProblem(value.ca_certificate);
+  if (ca) return { field: 'ca_certificate', reason: ca };
+  return null;
+}
+
+/** The client's own stored configuration: valid, invalid (and why), or absent. */
+export function storedClientConfiguration(ctx: Pick<ClientContext, 'hal' | 'records'>): { config?: ClientConfiguration; problem?: ConfigurationProblem } {
+  const uuid = ctx.hal.system.identity().uuid;
+  if (!ctx.records.has('clients', uuid)) return {};
+  const text = ctx.records.getText('clients', uuid);
+  let value: unknown;
+  try {
+    value = text === null ? null : JSON.parse(text);
+  } catch {
+    value = null;
+  }
+  if (text === null || value === null) return { problem: { field: 'record', reason: 'cannot be read (damaged or not JSON)' } };
+  const problem = clientConfigurationProblem(value);
+  return problem ? { problem } : { config: value as ClientConfiguration };
 }
 
 /** Spec 3.5 step 6: Wi-Fi, then MQTT, then normal operation. */
 export async function startClientNormalMode(ctx: ClientContext): Promise<'mqtt_connected' | 'no_configuration' | 'wifi_failed' | 'mqtt_failed'> {
-  const { hal, records, log } = ctx;
+  const { hal, log } = ctx;
   const me = hal.system.identity();
-  const config = parseClientConfiguration(records.get('clients', me.uuid));
+  const config = storedClientConfiguration(ctx).config;
   if (!config) return 'no_configuration';
   try {
     await hal.radio.connect({ ssid: config.wifi.ssid, password: config.wifi.password, timeoutMs: 15_000 });
@@ -98,7 +196,7 @@ export async function startClientNormalMode(ctx: ClientContext): Promise<'mqtt_c
       clientId: config.mqtt.client_id ?? me.uuid,
       ...(config.mqtt.username ? { username: config.mqtt.username } : {}),
       ...(config.mqtt.password ? { password: config.mqtt.password } : {}),
-      ...(config.ca_certificate ? { ca: config.ca_certificate } : {}),
+      ...(config.mqtt.tls === false ? {} : { ca: config.ca_certificate }),
     });
     await session.publish(`devices/${me.uuid}/status`, utf8Encode(JSON.stringify({ state: 'online', version: me.firmwareVersion })));
     log('info', `MQTT connected to ${config.mqtt.host}:${config.mqtt.port}`);

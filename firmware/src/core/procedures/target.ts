@@ -1,9 +1,12 @@
-// The controller-provisioning target procedure (spec 3.6), step by step.
+// The controller-provisioning target procedure (spec 3.6), step by step. What counts as a configured
+// controller (step 1) is controllerConfiguration() below (docs/firmware-records.md).
 import type { Hal } from '../../hal/index.ts';
 import type { ClientResponse } from '../../hal/network.ts';
+import type { EventLevel } from '../../hal/output.ts';
 import type { LocalBackupStore } from '../backup/local-store.ts';
 import { utf8Decode, utf8Encode } from '../bytes.ts';
 import { softApPassword } from '../crypto/device-keys.ts';
+import { writeFileAtomically } from '../flash.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import { isUuid } from '../ids.ts';
 import { JsonValidator } from '../json-validator.ts';
@@ -28,12 +31,73 @@ export interface TargetContext {
 
 const REQUEST_TIMEOUT_MS = 15_000;
 
+/**
+ * Written right after the cleanup of step 5 and removed when the procedure succeeds: while it exists
+ * the records and backup on flash are an unfinished copy, not a configuration, so the next boot
+ * provisions again. A configuration write through the API removes it (the admin took over).
+ */
+export const PROVISIONING_INCOMPLETE_PATH = '/config/provisioning-incomplete';
+
+/**
+ * Spec 3.6 step 1, "its own configuration": a controller is configured when it holds any
+ * configuration (its own controller record, any controller or client record, or a local backup),
+ * unless that is the unfinished copy of an interrupted provisioning. The admin password and the
+ * cloud URL do not count: a factory set-up or a fleet enrollment gives them to a controller that is
+ * still to be provisioned.
+ */
+export function controllerConfiguration(ctx: Pick<TargetContext, 'hal' | 'records' | 'local'>): { configured: boolean; why: string } {
+  const { hal, records, local } = ctx;
+  if (hal.storage.size(PROVISIONING_INCOMPLETE_PATH) !== null) return { configured: false, why: 'an earlier provisioning did not finish' };
+  if (records.has('controllers', hal.system.identity().uuid)) return { configured: true, why: 'its own controller record' };
+  const controllers = records.list('controllers').length;
+  const clients = records.list('clients').length;
+  if (controllers + clients > 0) return { configured: true, why: `${controllers} controller and ${clients} client records` };
+  if (local.size() !== null) return { configured: true, why: 'a local backup' };
+  return { configured: false, why: 'no records and no backup' };
+}
+
+/** The OLED's event log page: the newest entries that fit, each wrapped at word boundaries. */
+export function eventLogPage(entries: { level: EventLevel; message: string }[], rows = 8, columns = 21): string[] {
+  const lines: string[] = [];
+  for (let i = entries.length - 1; i >= 0 && lines.length < rows; i--) {
+    const e = entries[i]!;
+    const wrapped = wrapWords(`${e.level[0]!.toUpperCase()} ${e.message}`, columns);
+    // The entry that does not fit whole keeps its first lines, so its start stays readable.
+    lines.unshift(...wrapped.slice(0, rows - lines.length));
+  }
+  return lines;
+}
+
+/** Breaks a text into lines of at most `columns` characters at spaces; a longer word is split. */
+export function wrapWords(text: string, columns: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (let word of text.split(/\s+/).filter((w) => w !== '')) {
+    while (word.length > columns) {
+      if (line !== '') lines.push(line);
+      line = '';
+      lines.push(word.slice(0, columns));
+      word = word.slice(columns);
+    }
+    if (line === '') line = word;
+    else if (line.length + 1 + word.length <= columns) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
 export async function runTargetProcedure(ctx: TargetContext): Promise<TargetOutcome> {
   const { hal, settings, records, log } = ctx;
   const me = hal.system.identity();
   if (!me.ethernetMac) throw new Error('the target procedure needs a controller with an Ethernet MAC');
   // Step 1: a configured controller boots normally.
-  if (records.has('controllers', me.uuid)) return { kind: 'configured' };
+  const state = controllerConfiguration(ctx);
+  if (state.configured) return { kind: 'configured' };
+  log('info', `not configured (${state.why}): looking for a provisioning source`);
   const ap = (await hal.radio.scan()).filter((a) => a.ssid === PROVISIONING_SSID).sort((a, b) => b.rssiDbm - a.rssiDbm)[0];
   if (!ap) {
     log('info', 'no provisioning AP in range: booting unconfigured, retry at next reboot');
@@ -78,7 +142,8 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
   if (typeof token !== 'string') return { kind: 'token_refused', status: exchange.status };
   const auth = { 'provisioning-token': token };
 
-  // Step 5: cleanup only after a valid token.
+  // Step 5: cleanup only after a valid token. From here until success the flash holds an unfinished copy.
+  writeFileAtomically(hal.storage, PROVISIONING_INCOMPLETE_PATH, utf8Encode(uuid));
   const removed = records.clear();
   local.remove();
   log('info', `provisioning: token received, removed ${removed} records and the local backup`);
@@ -104,6 +169,7 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
         const r = await request('GET', `/api/${kind}/${encodeURIComponent(id)}`, auth);
         if (r.status !== 200) {
           await drain(r.body);
+          log('warning', `record ${kind}/${id} not received (${r.status})`);
           continue;
         }
         const text = utf8Decode(await readSmallBody(r.body, settings.maxRecordBytes));
@@ -136,8 +202,10 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
   hal.display.show(lines[1] === '' ? [lines[0]] : lines);
   log(ok ? 'info' : 'error', lines[1] === '' ? lines[0] : `${lines[0]} / ${lines[1]}`);
   // Step 8: reboot into normal mode after 5 s only on success; otherwise stay on the event log page.
-  if (ok) hal.timers.setTimeout(() => hal.system.reboot('provisioned'), settings.resultDisplayMs);
-  else hal.display.show(hal.eventLog.recent(8).map((e) => `${e.level[0]!.toUpperCase()} ${e.message}`.slice(0, 21)));
+  if (ok) {
+    hal.storage.remove(PROVISIONING_INCOMPLETE_PATH);
+    hal.timers.setTimeout(() => hal.system.reboot('provisioned'), settings.resultDisplayMs);
+  } else hal.display.show(eventLogPage(hal.eventLog.recent(8)));
   return { kind: 'finished', ok, lines, controllers, clients, backup };
 }
 
@@ -161,7 +229,14 @@ async function copyBackup(
     await drain(res.body);
     return 'bad';
   }
-  const writer = ctx.local.begin();
+  let writer: ReturnType<LocalBackupStore['begin']>;
+  try {
+    writer = ctx.local.begin();
+  } catch (err) {
+    await drain(res.body).catch(() => undefined);
+    ctx.log('error', `backup not written: ${err instanceof Error ? err.message : String(err)}`);
+    return 'bad';
+  }
   const json = new JsonValidator();
   try {
     for (;;) {
@@ -177,6 +252,18 @@ async function copyBackup(
     ctx.log('error', `backup not written: ${err instanceof Error ? err.message : String(err)}`);
     return 'bad';
   }
-  writer.commit();
+  // A failed commit (flash full, a rename refused) is a backup write failure: "Prov bad backup",
+  // logged, and no half-installed backup left behind.
+  try {
+    writer.commit();
+  } catch (err) {
+    ctx.log('error', `backup not written: ${err instanceof Error ? err.message : String(err)}`);
+    try {
+      ctx.local.remove();
+    } catch {
+      /* the next boot's recovery repairs what is left */
+    }
+    return 'bad';
+  }
   return 'received';
 }

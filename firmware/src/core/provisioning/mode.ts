@@ -2,6 +2,7 @@
 // at a time, password derived from the BSSID, an allowlist of registered MACs; it ends on time-out,
 // on a station outside the allowlist (SoftAP shut down, OLED warning, logged), or on request.
 import type { Hal } from '../../hal/index.ts';
+import { FailureThrottle } from '../auth.ts';
 import { softApPassword } from '../crypto/device-keys.ts';
 import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
@@ -29,15 +30,21 @@ export class ProvisioningMode {
   private expiresAtMs = 0;
   private password = '';
   private lastStopReason: string | undefined;
+  /**
+   * Failed token exchanges (unknown UUID, MAC not registered): throttled like logins
+   * (docs/firmware-login-throttle.md); each enable starts a new session with a clean count.
+   */
+  readonly exchangeThrottle: FailureThrottle;
 
   constructor(
     private readonly hal: Hal,
     private readonly records: RecordStore,
     private readonly tokens: ProvisioningTokens,
     private readonly settings: FirmwareSettings,
-    private readonly log: (level: 'info' | 'warning', message: string) => void,
+    private readonly log: (level: 'info' | 'warning' | 'error', message: string) => void,
   ) {
     hal.radio.onStationAssociated((mac) => this.onStationAssociated(mac));
+    this.exchangeThrottle = new FailureThrottle('provisioning token exchange', () => hal.clock.now(), log);
   }
 
   get active(): boolean {
@@ -53,6 +60,7 @@ export class ProvisioningMode {
     try {
       await this.hal.radio.startSoftAp({
         ssid: PROVISIONING_SSID,
+        auth: 'wpa2-psk',
         password: this.password,
         txPowerDbm: this.settings.provisioningTxPowerDbm,
         maxStations: 1,
@@ -62,6 +70,7 @@ export class ProvisioningMode {
       throw err;
     }
     this.state = 'enabled';
+    this.exchangeThrottle.reset();
     const ttlMs = this.settings.provisioningModeTtlSeconds * 1000;
     this.expiresAtMs = this.hal.clock.now() + ttlMs;
     this.timer = this.hal.timers.setTimeout(() => void this.disable('timeout'), ttlMs);

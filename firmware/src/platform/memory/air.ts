@@ -1,8 +1,8 @@
-// The shared air of in-memory boards: SoftAPs that stations scan and join (WPA2 password checked, one
-// station at a time), and requests from a station to its AP's gateway routed to the AP's SoftAP
+// The shared air of in-memory boards: SoftAPs that stations scan and join (WPA2-PSK only: an open or
+// WPA1 AP, or a bad passphrase, is refused at start; password checked, one station at a time), and requests from a station to its AP's gateway routed to the AP's SoftAP
 // listener with the station's MAC. Range is not modelled here (every AP is in range).
 import type { ClientRequest, ClientResponse, HttpHandler, Iface } from '../../hal/network.ts';
-import type { Association, Radio, ScanResult, SoftApConfig } from '../../hal/radio.ts';
+import { softApConfigProblem, type Association, type Radio, type ScanResult, type SoftApConfig } from '../../hal/radio.ts';
 import type { DeviceIdentity } from '../../hal/system.ts';
 import { toBodyReader } from '../../core/http/respond.ts';
 
@@ -39,6 +39,8 @@ export class MemoryRadio implements Radio {
   }
 
   async startSoftAp(config: SoftApConfig): Promise<void> {
+    const problem = softApConfigProblem(config);
+    if (problem) throw new Error(problem);
     this.air.aps.set(this.softApBssid(), { radio: this, config, bssid: this.softApBssid(), station: null });
   }
 
