@@ -1,6 +1,8 @@
 // HTTP over a raw TCP socket, for requests no HTTP client will send: malformed request lines, bad
-// chunk sizes, bodies cut short, slow senders.
+// chunk sizes, bodies cut short, slow senders. Unlike tools/fuzz/raw-http.ts's rawExchange, the
+// caller keeps the socket (to hold it open, reset it or destroy it while other requests run).
 import { connect, type Socket } from 'node:net';
+import { parseResponses } from '../../tools/fuzz/raw-http.ts';
 
 export interface RawAnswer {
   status: number;
@@ -9,36 +11,17 @@ export interface RawAnswer {
   json: any;
 }
 
-/** Parses one HTTP/1.1 response from the bytes a socket gave; null while it is incomplete. */
+/** One HTTP/1.1 response from the bytes a socket gave (JSON body parsed); null while it is incomplete. */
 export function parseRawResponse(bytes: Buffer): RawAnswer | null {
-  const headEnd = bytes.indexOf('\r\n\r\n');
-  if (headEnd < 0) return null;
-  const lines = bytes.subarray(0, headEnd).toString('latin1').split('\r\n');
-  let start = 0;
-  // Skip interim 1xx answers (100 Continue).
-  while (/^HTTP\/1\.[01] 1\d\d/.test(lines[start] ?? '')) {
-    start++;
-    while (start < lines.length && lines[start] !== '') start++;
-    start++;
-  }
-  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[start] ?? '')?.[1]);
-  if (!status) return null;
-  const headers: Record<string, string> = {};
-  for (const l of lines.slice(start + 1)) {
-    const i = l.indexOf(':');
-    if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
-  }
-  const length = Number(headers['content-length'] ?? 0);
-  const body = bytes.subarray(headEnd + 4);
-  if (body.length < length) return null;
-  const text = body.subarray(0, length);
+  const res = parseResponses(bytes, ['GET'], false).responses[0];
+  if (!res) return null;
   let json: any;
   try {
-    json = JSON.parse(text.toString('utf8'));
+    json = JSON.parse(res.body.toString('utf8'));
   } catch {
     json = undefined;
   }
-  return { status, headers, body: text, json };
+  return { ...res, json };
 }
 
 export interface RawExchange {

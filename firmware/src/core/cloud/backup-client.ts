@@ -9,6 +9,7 @@ import { DeviceError, errors } from '../http/errors.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import type { LocalBackupStore } from '../backup/local-store.ts';
 import { readCloudConfig } from './config.ts';
+import { parseJson } from '../json-validator.ts';
 
 const REQUEST_TIMEOUT_MS = 30_000;
 const FFCE_OVERHEAD = 32;
@@ -61,7 +62,7 @@ export class CloudBackupClient {
       const text = res.status === 200 ? utf8Decode(await readSmallBody(res.body, 4096)) : '';
       let date: string | undefined;
       try {
-        date = (JSON.parse(text) as { last_backup_date?: string }).last_backup_date;
+        date = (parseJson(text) as { last_backup_date?: string }).last_backup_date;
       } catch {
         date = undefined;
       }
@@ -147,7 +148,7 @@ export class CloudBackupClient {
   private async cloudError(res: ClientResponse): Promise<DeviceError> {
     let code: string | undefined;
     try {
-      code = (JSON.parse(utf8Decode(await readSmallBody(res.body, 4096))) as { error?: string }).error;
+      code = (parseJson(await readSmallBody(res.body, 4096)) as { error?: string }).error;
     } catch {
       code = undefined;
     }

@@ -6,6 +6,7 @@ import type { Hal } from '../../hal/index.ts';
 import { hexEncode, utf8Decode } from '../bytes.ts';
 import { readCloudConfig } from '../cloud/config.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
+import { parseJson } from '../json-validator.ts';
 
 export class OtaError extends Error {
   constructor(
@@ -39,7 +40,7 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
   }
   let manifest: Manifest;
   try {
-    manifest = JSON.parse(utf8Decode(await readSmallBody(res.body, 8192))) as Manifest;
+    manifest = parseJson(await readSmallBody(res.body, 8192)) as Manifest;
   } catch {
     throw new OtaError('bad_manifest', 'the manifest is not JSON');
   }

@@ -1,0 +1,23 @@
+// The seeded fuzz of a board's device-local API (tools/fuzz/device-fuzz.ts), a short run on every
+// `npm test`; `npm run fuzz -- --requests N --seed S` runs it longer.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runDeviceFuzz, startFuzzBoard } from '../../tools/fuzz/device-fuzz.ts';
+
+let fuzz: Awaited<ReturnType<typeof startFuzzBoard>>;
+beforeAll(async () => {
+  fuzz = await startFuzzBoard();
+}, 60_000);
+afterAll(async () => {
+  await fuzz?.close();
+});
+
+it('a board answers 1,500 seeded hostile requests on both interfaces with JSON errors, no 5xx, and loses nothing', { timeout: 120_000 }, async () => {
+  const seed = Number(process.env.FUZZ_SEED ?? 20261121);
+  const report = await runDeviceFuzz(fuzz.target, { requests: 1500, seed });
+  expect(report.failures, `seed ${seed}: ${JSON.stringify(report.byStatus)}`).toEqual([]);
+  // The fuzz reached the firmware's routes, not only the host's refusals.
+  for (const status of ['200', '400', '401', '404']) expect(report.byStatus[status] ?? 0, `status ${status}`).toBeGreaterThan(0);
+  expect(fuzz.board.reboots).toEqual([]);
+  // Client mistakes are not errors of the board: nothing the fuzz sent is logged as one.
+  expect(fuzz.board.consoleLines.filter((l) => /^LOG ERROR/.test(l))).toEqual([]);
+});

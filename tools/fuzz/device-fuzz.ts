@@ -1,0 +1,285 @@
+// A seeded, bounded fuzz of a board's device-local API on both interfaces: mutated requests of every
+// route (with and without a valid visual-token), malformed paths, headers and bodies, and malformed
+// HTTP on raw sockets. What must hold: no 5xx but the documented ones, every error a JSON error,
+// nothing stored lost or changed (a canary backup and canary records), both interfaces answering at
+// the end. The same seed gives the same requests.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { XsBoard } from '../../firmware/host/xs-board.ts';
+import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
+import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
+import { errorShapeProblem, httpRequest, rawExchange, type RawResponse } from './raw-http.ts';
+import { Rng } from './rng.ts';
+
+export interface DeviceFuzzTarget {
+  urls: { ethernet: string; softap: string };
+  /** A valid visual-token: the fuzz must not be able to log itself out of checking the canary. */
+  visualToken: string;
+}
+
+export interface FuzzReport {
+  seed: number;
+  requests: number;
+  byStatus: Record<string, number>;
+  /** Each broken rule, with the request that broke it (at most 20 kept). */
+  failures: string[];
+  seconds: number;
+}
+
+/** 5xx the device-local API may answer by design (spec 7, docs/board-http-limits.md). */
+const ALLOWED_5XX = new Set(['clock_not_synchronized', 'board_busy']);
+const CANARY_UUIDS = { controllers: ['canary-ctl-1'], clients: ['canary-cli-1', 'canary-cli-2'] } as const;
+const CANARY_BACKUP = JSON.stringify({ canary: true, outputs: Array.from({ length: 50 }, (_, i) => ({ id: i, name: `Out ${i}` })) });
+
+const ROUTES: [string, string][] = [
+  ['POST', '/api/login'],
+  ['GET', '/api/status'],
+  ['HEAD', '/backup'],
+  ['GET', '/backup'],
+  ['PUT', '/backup'],
+  ['DELETE', '/backup'],
+  ['POST', '/api/cloud-backup'],
+  ['GET', '/api/cloud-backup'],
+  ['DELETE', '/api/cloud-backup'],
+  ['GET', '/api/cloud'],
+  ['PUT', '/api/cloud'],
+  ['PUT', '/api/provisioning'],
+  ['GET', '/api/provisioning'],
+  ['DELETE', '/api/provisioning'],
+  ['POST', '/api/provisioning/token'],
+  ['GET', '/api/controllers'],
+  ['GET', '/api/controllers/{uuid}'],
+  ['PUT', '/api/controllers/{uuid}'],
+  ['DELETE', '/api/controllers/{uuid}'],
+  ['GET', '/api/clients'],
+  ['GET', '/api/clients/{uuid}'],
+  ['PUT', '/api/clients/{uuid}'],
+  ['DELETE', '/api/clients/{uuid}'],
+];
+const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'FOO'];
+/** Requests with a valid visual-token that may change state touch only these (the canary stays). */
+const SAFE_WRITES = new Set(['PUT /api/controllers/{uuid}', 'PUT /api/clients/{uuid}', 'DELETE /api/controllers/{uuid}', 'DELETE /api/clients/{uuid}', 'POST /api/login', 'POST /api/provisioning/token', 'POST /api/cloud-backup', 'GET /api/cloud-backup', 'DELETE /api/cloud-backup', 'PUT /api/provisioning', 'DELETE /api/provisioning']);
+
+const UUID_MUTATIONS = ['fz-1', 'fz-2', '.', '..', '%2e', '%2e%2e', '%252e%252e', 'a%2fb', '%00', 'x'.repeat(65), 'fz-%ZZ', '%', 'fz%20a', 'é', '%C3%A9', '~', 'con', 'fz-1.tmp', 'fz-1.etag', '.tmp', 'canary-ctl-1%00'];
+
+function uuidFor(rng: Rng): string {
+  return rng.chance(0.4) ? `fz-${rng.int(0, 4)}` : rng.pick(UUID_MUTATIONS);
+}
+
+function mac(rng: Rng): string {
+  return Array.from({ length: 6 }, () => rng.int(0, 255).toString(16).padStart(2, '0').toUpperCase()).join(':');
+}
+
+function jsonBody(rng: Rng, kind: string): string {
+  const variants: (() => string)[] = [
+    () => JSON.stringify(kind === 'clients' ? { mac: mac(rng), wifi: { ssid: 'site', password: 'secret-pw' }, mqtt: { host: '127.0.0.1', port: 1883 }, ...(rng.chance(0.7) ? { ca_certificate: TEST_CA_PEM } : {}) } : { ethernet_mac: mac(rng), name: 'fz' }),
+    () => JSON.stringify({ password: rng.pick(['', 'wrong', 'x'.repeat(2000), 42, null]) }),
+    () => JSON.stringify({ uuid: uuidFor(rng), mac: rng.chance(0.5) ? mac(rng) : 'zz' }),
+    () => JSON.stringify({ url: rng.pick(['http://127.0.0.1:1', 'ftp://x', '', null, 'http://' + 'a'.repeat(600)]) }),
+    () => '['.repeat(rng.int(0, 4999)),
+    () => '{"a":'.repeat(rng.int(0, 199)) + '1' + '}'.repeat(rng.int(0, 199)),
+    () => '{"a": 1e999999, "b": -0, "c": "\\ud800"}',
+    () => '{"truncated": ',
+    () => String.fromCharCode(...Array.from({ length: rng.int(0, 299) }, () => rng.int(0, 255))),
+    () => '',
+    () => 'null',
+    () => JSON.stringify('x'.repeat(rng.int(0, 19_999))),
+  ];
+  return rng.pick(variants)();
+}
+
+function mutatePath(rng: Rng, pattern: string): string {
+  let path = pattern.replace('{uuid}', uuidFor(rng));
+  const r = rng.int(0, 9);
+  if (r === 0) path = path.replace(/\//g, () => rng.pick(['/', '//', '/./', '/%2f']));
+  else if (r === 1) path += rng.pick(['/', '/x', '?', '?a=1&a=2', '?%zz', '#frag', '/..', '%']);
+  else if (r === 2) path = path.toUpperCase();
+  else if (r === 3) path = '/' + 'a/'.repeat(rng.int(0, 299));
+  return path;
+}
+
+interface Planned {
+  describe: string;
+  raw?: Buffer;
+  /** Raw requests: FIN after the bytes. */
+  end?: boolean;
+  iface: 'ethernet' | 'softap';
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** The request carries the valid visual-token. */
+  authorized: boolean;
+}
+
+/** Raw requests no HTTP client would send. */
+function rawRequestBytes(rng: Rng): Buffer {
+  const lines = [
+    'GET http://[/ HTTP/1.1\r\nHost: b\r\n\r\n',
+    'GET http://x:99999/backup HTTP/1.1\r\nHost: b\r\n\r\n',
+    `GET /${'%'.repeat(rng.int(0, 49))} HTTP/1.1\r\nHost: b\r\n\r\n`,
+    'GET / HTTP/9.9\r\n\r\n',
+    'GET /backup HTTP/1.1\r\nHost: b\r\nX: a\rb\r\n\r\n',
+    'POST /api/login HTTP/1.1\r\nHost: b\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+    'POST /api/login HTTP/1.1\r\nHost: b\r\nContent-Length: 50\r\n\r\n{"pa',
+    'POST /api/login HTTP/1.1\r\nHost: b\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{"a":1}',
+    'POST /api/login HTTP/1.1\r\nHost: b\r\nContent-Length: -1\r\n\r\n',
+    'PUT /backup HTTP/1.1\r\nHost: b\r\nExpect: 100-continue\r\nContent-Length: 99999999\r\n\r\n',
+    `GET /backup HTTP/1.1\r\nHost: b\r\nX-Big: ${'a'.repeat(9000)}\r\n\r\n`,
+    '\r\n\r\n\r\n',
+    String.fromCharCode(...Array.from({ length: 1 + rng.int(0, 199) }, () => rng.int(0, 255))),
+    `GET /backup HTTP/1.1\r\nHost: b\r\n${Array.from({ length: 200 }, (_, i) => `h${i}: v`).join('\r\n')}\r\n\r\n`,
+  ];
+  return Buffer.from(rng.pick(lines), 'latin1');
+}
+
+function plan(rng: Rng, token: string): Planned {
+  const iface = rng.chance(0.5) ? 'ethernet' : 'softap';
+  if (rng.chance(0.12)) {
+    return { describe: 'raw', raw: rawRequestBytes(rng), end: rng.chance(0.5), iface, method: '', path: '', headers: {}, authorized: false };
+  }
+  const [routeMethod, pattern] = rng.pick(ROUTES);
+  const method = rng.chance(0.85) ? routeMethod : rng.pick(METHODS);
+  const headers: Record<string, string> = {};
+  const auth = rng.int(0, 5);
+  let authorized = false;
+  if (auth <= 2 && (method === 'GET' || method === 'HEAD' || SAFE_WRITES.has(`${method} ${pattern}`))) {
+    headers['visual-token'] = token;
+    authorized = true;
+  } else if (auth === 3) headers['visual-token'] = rng.pick(['', 'x', token.slice(0, -1) + (token.endsWith('0') ? '1' : '0'), token.toUpperCase() === token ? 'zz' : token.toUpperCase()]);
+  else if (auth === 4) headers['provisioning-token'] = rng.pick(['', 'x'.repeat(64), token]);
+  if (rng.chance(0.3)) headers['content-type'] = rng.pick(['application/json', 'text/plain', 'application/octet-stream', '']);
+  if (rng.chance(0.1)) headers['if-none-match'] = rng.pick(['*', '"abc"', 'W/"x", "y"', '']);
+  const kind = pattern.includes('clients') ? 'clients' : 'controllers';
+  const path = mutatePath(rng, pattern);
+  // A valid token writes only to the fuzz's own records: a mutated path could name a canary.
+  if (authorized && method !== 'GET' && method !== 'HEAD' && /canary/.test(path)) delete headers['visual-token'];
+  const body = method === 'GET' || method === 'HEAD' ? undefined : pattern === '/backup' && !authorized ? 'x'.repeat(rng.int(0, 69_999)) : jsonBody(rng, kind);
+  return { describe: `${method} ${path}`, iface, method, path, headers, ...(body !== undefined ? { body } : {}), authorized: 'visual-token' in headers && headers['visual-token'] === token };
+}
+
+/** Why an answer breaks the contract: the shared error shape, and no 5xx but the documented ones. */
+function answerProblem(res: RawResponse, method: string): string | undefined {
+  if (res.status >= 500) {
+    const code = (() => {
+      try {
+        return (JSON.parse(res.body.toString('utf8')) as { error?: unknown }).error;
+      } catch {
+        return undefined;
+      }
+    })();
+    if (typeof code === 'string' && ALLOWED_5XX.has(code)) return errorShapeProblem({ ...res, status: 400 }, method);
+  }
+  const problem = errorShapeProblem(res, method);
+  if (problem) return problem;
+  if (/xs worker|stack overflow|exited with|TypeError|RangeError|HostError/.test(res.body.toString('utf8'))) return `internal text reached the client: ${res.body.toString('utf8').slice(0, 120)}`;
+  return undefined;
+}
+
+/** Stores the canary (a backup and records) the fuzz must not change. */
+export async function seedCanary(t: DeviceFuzzTarget): Promise<void> {
+  const h = { 'visual-token': t.visualToken, 'content-type': 'application/json' };
+  const put = await fetch(`${t.urls.ethernet}/backup`, { method: 'PUT', headers: h, body: CANARY_BACKUP });
+  if (put.status !== 200) throw new Error(`canary backup: ${put.status} ${await put.text()}`);
+  for (const uuid of CANARY_UUIDS.controllers) {
+    const r = await fetch(`${t.urls.ethernet}/api/controllers/${uuid}`, { method: 'PUT', headers: h, body: JSON.stringify({ ethernet_mac: '24:0A:C4:E0:AA:01', name: uuid }) });
+    if (r.status >= 300) throw new Error(`canary controller: ${r.status} ${await r.text()}`);
+  }
+  for (const [i, uuid] of CANARY_UUIDS.clients.entries()) {
+    const record = { mac: `24:0A:C4:10:AA:0${i}`, wifi: { ssid: 'Site', password: 'site-password' }, mqtt: { host: '127.0.0.1', port: 1883, username: uuid, password: 'mqtt-pw' }, ca_certificate: TEST_CA_PEM };
+    const r = await fetch(`${t.urls.ethernet}/api/clients/${uuid}`, { method: 'PUT', headers: h, body: JSON.stringify(record) });
+    if (r.status >= 300) throw new Error(`canary client: ${r.status} ${await r.text()}`);
+  }
+}
+
+/** What the canary looks like now: the backup with its ETag, and each canary record. */
+export async function readCanary(t: DeviceFuzzTarget): Promise<string> {
+  const h = { 'visual-token': t.visualToken };
+  const parts: string[] = [];
+  const backup = await fetch(`${t.urls.ethernet}/backup`, { headers: h });
+  parts.push(`backup ${backup.status} ${backup.headers.get('etag')} ${await backup.text()}`);
+  for (const kind of ['controllers', 'clients'] as const) {
+    for (const uuid of CANARY_UUIDS[kind]) {
+      const r = await fetch(`${t.urls.ethernet}/api/${kind}/${uuid}`, { headers: h });
+      parts.push(`${kind}/${uuid} ${r.status} ${await r.text()}`);
+    }
+  }
+  return parts.join('\n');
+}
+
+export async function runDeviceFuzz(t: DeviceFuzzTarget, o: { requests: number; seed: number; concurrency?: number; onProgress?: (done: number) => void }): Promise<FuzzReport> {
+  const started = Date.now();
+  const rng = new Rng(o.seed);
+  const failures: string[] = [];
+  const byStatus: Record<string, number> = {};
+  const count = (k: string) => (byStatus[k] = (byStatus[k] ?? 0) + 1);
+  const before = await readCanary(t);
+  const planned = Array.from({ length: o.requests }, () => plan(rng, t.visualToken));
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < planned.length) {
+      const p = planned[next++]!;
+      const base = t.urls[p.iface];
+      const what = `request ${next} (seed ${o.seed}) ${p.iface} ${p.describe}`;
+      try {
+        const { hostname, port } = new URL(base);
+        // Without FIN, a request that waits for more (a body cut short) is given up after a second, as
+        // an impatient client would. Node drops the answer to a whole request followed by FIN (it
+        // keeps no half-open connections), so some raw requests end with no answer, by design.
+        const raw = p.raw ?? httpRequest(p.method, p.path, Object.entries(p.headers), p.body);
+        const result = await rawExchange({ host: hostname, port: Number(port) }, p.raw ? [{ write: raw, ...(p.end ? { end: true } : {}) }] : raw, {
+          methods: [p.raw ? 'GET' : p.method],
+          expectResponses: 1,
+          timeoutMs: p.raw && !p.end ? 1000 : 20_000,
+        });
+        const res = result.responses[0];
+        count(res ? String(res.status) : 'closed');
+        const problem = res && answerProblem(res, p.raw ? 'GET' : p.method);
+        if (problem && failures.length < 20) failures.push(`${what}: ${problem}`);
+        if (!res && !p.raw && failures.length < 20) failures.push(`${what}: no answer${result.timedOut ? ' within 20 s' : ''}`);
+      } catch (err) {
+        if (failures.length < 20) failures.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      o.onProgress?.(++done);
+    }
+  };
+  await Promise.all(Array.from({ length: o.concurrency ?? 4 }, worker));
+  for (const iface of ['ethernet', 'softap'] as const) {
+    const r = await fetch(`${t.urls[iface]}/backup`, { headers: { 'visual-token': t.visualToken } }).catch(() => null);
+    if (r?.status !== 200) failures.push(`after the fuzz, ${iface} does not answer GET /backup with 200 (${r?.status ?? 'no answer'})`);
+  }
+  const after = await readCanary(t);
+  if (after !== before) failures.push(`the canary changed (seed ${o.seed}):\nbefore ${before.slice(0, 300)}\nafter  ${after.slice(0, 300)}`);
+  return { seed: o.seed, requests: o.requests, byStatus, failures, seconds: (Date.now() - started) / 1000 };
+}
+
+/** A controller in XS with a flash of its own, logged in, its canary stored: what `npm run fuzz` and the test use. */
+export async function startFuzzBoard(): Promise<{ board: XsBoard; target: DeviceFuzzTarget; close: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'device-fuzz-'));
+  const password = 'fuzz-admin-password';
+  const identity: DeviceIdentity = {
+    uuid: 'ctl-fuzz-0001',
+    role: 'controller',
+    ethernetMac: '24:0A:C4:E0:00:F1',
+    wifiMac: '24:0A:C4:10:00:F1',
+    hardwareClass: 'ctl-s3',
+    productHex: '0x00c0ffee',
+    firmwareVersion: '2026.01.01',
+    build: 'production',
+  };
+  const board = await XsBoard.start({ identity, fuseKeyHex: 'f1'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: password });
+  const login = await fetch(`${board.urls.ethernet}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password }) });
+  const token = ((await login.json()) as { token: string }).token;
+  const target: DeviceFuzzTarget = { urls: { ethernet: board.urls.ethernet!, softap: board.urls.softap! }, visualToken: token };
+  await seedCanary(target);
+  return {
+    board,
+    target,
+    close: async () => {
+      await board.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
