@@ -87,6 +87,21 @@ export const targetCases: TestCase[] = [
     },
   },
   {
+    name: 'a hostile source serving a record nested 5,000 deep: the target refuses that record ("Prov fail L 3/4") and keeps running',
+    async run() {
+      const { b, source, target, auth } = await rig();
+      // Written past the source's own API, which would refuse it: what a hostile source could serve.
+      source.device.records.put('clients', 'client-deep-1', '['.repeat(5000) + ']'.repeat(5000));
+      await enable(source, auth);
+      await target.device.boot();
+      ok(target.display.history.some((l) => l[0] === 'Prov fail L 3/4'), `OLED: ${JSON.stringify(target.display.history.at(-1))}`);
+      equal(target.device.records.has('clients', 'client-deep-1'), false, 'the deep record is not stored');
+      ok(target.events.some((e) => /client-deep-1/.test(e.message) && /nested too deeply/.test(e.message)), 'logged why');
+      await b.clock.advance(10_000);
+      equal(target.reboots.length, 0, 'no reboot');
+    },
+  },
+  {
     name: 'client count mismatch: "Prov fail L 2/3"',
     async run() {
       const { b, source, target, auth } = await rig();

@@ -5,6 +5,7 @@ import type { FailureThrottle, VisualTokens } from './auth.ts';
 import type { LocalBackupStore } from './backup/local-store.ts';
 import type { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
+import { utf8Encode } from './bytes.ts';
 import { DeviceError, errors } from './http/errors.ts';
 import { drain, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
 import { Router } from './http/router.ts';
@@ -122,7 +123,9 @@ export class DeviceApi {
         if (this.faults.has(`${kind}/${uuid}`)) throw new DeviceError(500, 'injected_fault', `Fault injected on ${kind}/${uuid}`);
         const text = s.records.getText(kind, uuid);
         if (text === null) throw errors.notFound('record_not_found', `No ${kind.slice(0, -1)} record ${uuid}`);
-        return jsonResponse(200, JSON.parse(text));
+        // The stored text as it is (it was checked when it was written): one record in memory, once.
+        const bytes = utf8Encode(text);
+        return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: bytes };
       });
       add('PUT', `/api/${kind}/{uuid}`, 'visual', async (req, p) => this.putRecord(kind, this.uuidParam(p), req));
       add('DELETE', `/api/${kind}/{uuid}`, 'visual', async (_req, p) => {

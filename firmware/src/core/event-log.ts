@@ -5,8 +5,9 @@
 // entries beyond the capacity are removed after each append. docs/storage.md.
 import type { EventLevel, EventLog } from '../hal/output.ts';
 import type { Storage } from '../hal/storage.ts';
-import { utf8Decode, utf8Encode } from './bytes.ts';
+import { utf8Encode } from './bytes.ts';
 import { EVENT_LOG_FOLDER, writeFileAtomically } from './flash.ts';
+import { parseJson } from './json-validator.ts';
 
 export const EVENT_LOG_CAPACITY = 64;
 /** Longer messages are cut: the OLED page shows 21 characters, the console has the whole line. */
@@ -65,7 +66,7 @@ export class FlashEventLog implements EventLog {
     const size = this.storage.size(path);
     if (size === null || size > 4096) return null;
     try {
-      const v = JSON.parse(utf8Decode(this.storage.read(path, 0, size))) as Partial<EventEntry>;
+      const v = parseJson(this.storage.read(path, 0, size)) as Partial<EventEntry>;
       if (typeof v.time !== 'number' || !LEVELS.includes(v.level as EventLevel) || typeof v.source !== 'string' || typeof v.message !== 'string') return null;
       return { time: v.time, level: v.level as EventLevel, source: v.source, message: v.message };
     } catch {

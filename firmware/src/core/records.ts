@@ -8,6 +8,7 @@ import { utf8Decode, utf8Encode } from './bytes.ts';
 import { decryptFfce, encryptFfce } from './crypto/ffce.ts';
 import { writeFileAtomically } from './flash.ts';
 import { isUuid, normalizeMac } from './ids.ts';
+import { parseJson } from './json-validator.ts';
 
 export type RecordKind = 'controllers' | 'clients';
 export const RECORD_KINDS: readonly RecordKind[] = ['controllers', 'clients'];
@@ -51,10 +52,16 @@ export class RecordStore {
     }
   }
 
+  /** The record as an object; null when absent, unreadable, or not a JSON object (it then feeds nothing). */
   get(kind: RecordKind, uuid: string): Record<string, unknown> | null {
     const text = this.getText(kind, uuid);
     if (text === null) return null;
-    const value: unknown = JSON.parse(text);
+    let value: unknown;
+    try {
+      value = parseJson(text);
+    } catch {
+      return null;
+    }
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
   }
 

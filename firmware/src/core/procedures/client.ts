@@ -8,6 +8,7 @@ import { drain, readSmallBody } from '../http/respond.ts';
 import { PROVISIONING_SSID } from '../provisioning/mode.ts';
 import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
+import { parseJson } from '../json-validator.ts';
 
 export type ClientAttempt = 'configured' | 'no_ap' | 'connect_failed' | 'unknown_uuid' | 'refused' | 'invalid_configuration' | 'provisioned';
 
@@ -46,7 +47,7 @@ export async function clientProvisioningAttempt(ctx: ClientContext): Promise<Cli
       await drain(ex.body);
       return 'refused';
     }
-    const token = (JSON.parse(utf8Decode(await readSmallBody(ex.body, 1024))) as { token?: unknown }).token;
+    const token = (parseJson(await readSmallBody(ex.body, 1024)) as { token?: unknown }).token;
     if (typeof token !== 'string') return 'refused';
     const res = await hal.network.request({ method: 'GET', url: `${gateway}/api/clients/${encodeURIComponent(me.uuid)}`, headers: { 'provisioning-token': token }, timeoutMs: 15_000 });
     if (res.status !== 200) {
@@ -54,7 +55,7 @@ export async function clientProvisioningAttempt(ctx: ClientContext): Promise<Cli
       return 'refused';
     }
     const text = utf8Decode(await readSmallBody(res.body, settings.maxRecordBytes));
-    const problem = clientConfigurationProblem(JSON.parse(text));
+    const problem = clientConfigurationProblem(parseJson(text));
     if (problem) {
       log('warning', `provisioning: the configuration received is not usable (${problem.field} ${problem.reason}); retrying at the next scan cycle`);
       return 'invalid_configuration';
@@ -168,7 +169,7 @@ export function storedClientConfiguration(ctx: Pick<ClientContext, 'hal' | 'reco
   const text = ctx.records.getText('clients', uuid);
   let value: unknown;
   try {
-    value = text === null ? null : JSON.parse(text);
+    value = text === null ? null : parseJson(text);
   } catch {
     value = null;
   }

@@ -9,7 +9,7 @@ import { softApPassword } from '../crypto/device-keys.ts';
 import { writeFileAtomically } from '../flash.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import { isUuid } from '../ids.ts';
-import { JsonValidator } from '../json-validator.ts';
+import { JsonValidator, parseJson } from '../json-validator.ts';
 import { PROVISIONING_SSID } from '../provisioning/mode.ts';
 import type { RecordKind, RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
@@ -138,7 +138,7 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
     log('warning', `provisioning token refused (${exchange.status}): continuing unprovisioned`);
     return { kind: 'token_refused', status: exchange.status };
   }
-  const token = (JSON.parse(utf8Decode(await readSmallBody(exchange.body, 1024))) as { token?: unknown }).token;
+  const token = (parseJson(await readSmallBody(exchange.body, 1024)) as { token?: unknown }).token;
   if (typeof token !== 'string') return { kind: 'token_refused', status: exchange.status };
   const auth = { 'provisioning-token': token };
 
@@ -157,7 +157,7 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
         await drain(res.body);
         return [0, -1];
       }
-      list = JSON.parse(utf8Decode(await readSmallBody(res.body, 64 * 1024)));
+      list = parseJson(await readSmallBody(res.body, 64 * 1024));
     } catch (err) {
       log('error', `list of ${kind} not received: ${err instanceof Error ? err.message : String(err)}`);
       return [0, -1];
@@ -173,7 +173,7 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
           continue;
         }
         const text = utf8Decode(await readSmallBody(r.body, settings.maxRecordBytes));
-        JSON.parse(text);
+        parseJson(text);
         records.put(kind, id, text);
         written++;
       } catch (err) {
