@@ -10,6 +10,7 @@ import { mintToken } from '../cloud/auth/jwt.ts';
 import { loadConfig } from '../cloud/config.ts';
 import { startCloudServer, type RunningCloud } from '../cloud/server.ts';
 import { VirtualAir } from '../firmware/host/air.ts';
+import { firmwareImage } from '../firmware/host/firmware-image.ts';
 import { bssidOf } from '../firmware/host/xs-board.ts';
 import type { BenchBoard } from './board.ts';
 import type { Broker } from './broker.ts';
@@ -161,8 +162,11 @@ export class ScenarioContext {
     check((await board.command(`cloud ${this.cloud.url}`)).startsWith('OK '), 'setting the cloud URL');
   }
 
-  /** Serves a firmware image for OTA on loopback; returns its URL, size and SHA-256. */
-  async serveImage(version: string): Promise<{ url: string; size: number; sha256: string }> {
+  /**
+   * Serves a firmware image for OTA on loopback; returns its URL, size and SHA-256. The image is the
+   * ESP-IDF app image `fleet image build --version <version>` makes, unless the scenario brings its own.
+   */
+  async serveImage(version: string, image?: Uint8Array, name = version): Promise<{ url: string; size: number; sha256: string }> {
     if (!this.imageServer) {
       this.imageServer = createServer((req, res) => {
         const image = this.images.get(req.url ?? '');
@@ -171,9 +175,9 @@ export class ScenarioContext {
       });
       await new Promise<void>((r) => this.imageServer!.listen(0, '127.0.0.1', r));
     }
-    const image = Buffer.from(JSON.stringify({ firmware_version: version, padding: 'x'.repeat(4096) }));
-    this.images.set(`/fw/${version}.bin`, image);
-    return { url: `http://127.0.0.1:${(this.imageServer.address() as AddressInfo).port}/fw/${version}.bin`, size: image.length, sha256: createHash('sha256').update(image).digest('hex') };
+    const bytes = Buffer.from(image ?? (await firmwareImage(version)));
+    this.images.set(`/fw/${name}.bin`, bytes);
+    return { url: `http://127.0.0.1:${(this.imageServer.address() as AddressInfo).port}/fw/${name}.bin`, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
   }
 
   /** The SoftAP BSSID of a board (what a station sees). */

@@ -1,6 +1,9 @@
 // A linked pair of pseudo-terminals (socat), one end for the virtual board, one for the harness:
-// the console crosses a real serial line discipline, as with a USB adapter. DTR/RTS cannot be set on
-// a pty, so virtual boards are reset by the harness itself, not through the line.
+// the console crosses a real serial line discipline, as with a USB adapter. A pseudo-terminal has
+// no modem lines (setting DTR/RTS fails with ENOTTY), so on this path a virtual board is reset, and
+// put into download mode, by the bench's boot control (VirtualBoard.holdBoot and reset); the
+// board's RFC 2217 port carries DTR/RTS instead. The harness end may be closed and opened again
+// (a flashing tool takes it over from the console) while the board end stays open.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
 // A rig file describes the bench: its boards (role, kind, identity, position), the site Wi-Fi, the
 // cloud and the MQTT broker (docs/rig-file.md). Validated at load, every error naming the field.
 import { readFileSync } from 'node:fs';
+import { CHIPS, type ChipName } from '../firmware/image/chips.ts';
 
 export type BoardKind = 'virtual' | 'serial' | 'rfc2217';
 
@@ -19,6 +20,9 @@ export interface BoardSpec {
   firmwareVersion: string;
   build: 'production' | 'debug';
   adminPassword: string;
+  /** The board's chip (DESIGN.md section 7: ESP32-S3 by default) and its flash size in bytes (8 MB by default). */
+  chip: ChipName;
+  flashSizeBytes: number;
   /** serial: the port path; rfc2217: rfc2217://host:port. */
   port?: string;
   baudRate?: number;
@@ -88,6 +92,8 @@ export function parseRig(value: unknown, source = 'rig'): RigSpec {
       firmwareVersion: str(o, 'firmware_version', where, /^\d{4}\.\d{2}\.\d{2}$/, '2026.01.01'),
       build: o.build === 'debug' ? 'debug' : 'production',
       adminPassword: str(o, 'admin_password', where, /^.{8,128}$/, 'bench-admin-password'),
+      chip: str(o, 'chip', where, new RegExp(`^(${Object.keys(CHIPS).join('|')})$`), 'esp32s3') as ChipName,
+      flashSizeBytes: Number(str(o, 'flash_size', where, /^(2|4|8|16|32)MB$/, '8MB').slice(0, -2)) * 1024 * 1024,
     };
     if (o.build !== undefined && o.build !== 'debug' && o.build !== 'production') fail(`${where}.build`, 'must be production or debug', o.build);
     if (role === 'controller') spec.ethernetMac = str(o, 'ethernet_mac', where, MAC);

@@ -1,13 +1,19 @@
-// A virtual board: the firmware in XS (XsBoard) with its flash folder, fuse key, radios in the shared
-// virtual air, and its console on a real pseudo-terminal pair. The harness reads and writes the
-// console through node-serialport, exactly as it would a board on a USB adapter; reboots requested by
-// the firmware restart the engine on the same flash.
+// A virtual board: a virtual ESP32-S3 (firmware/host/virtual-esp32.ts) whose firmware runs in XS
+// (XsBoard) with its flash image and file system, fuse key and radios in the shared virtual air.
+// Its UART0 is a real pseudo-terminal pair, read and written by the harness through node-serialport
+// exactly as a board on a USB adapter, and the same UART is served over RFC 2217 on a loopback port
+// (rfc2217Url), where DTR and RTS reach EN and IO0 as through a DevKitC's auto-reset circuit. On the
+// pseudo-terminal, which has no modem lines, the bench's boot control (holdBoot + reset) does what
+// holding BOOT and pressing RST does. Reboots the firmware asks for go through the bootloader again.
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 import type { VirtualAir } from '../firmware/host/air.ts';
+import type { ResetReason } from '../firmware/host/boot-log.ts';
+import { Rfc2217Server } from '../firmware/host/rfc2217/server.ts';
+import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/host/virtual-esp32.ts';
 import { XsBoard, type MeterTotals, type MqttBridge } from '../firmware/host/xs-board.ts';
+import { CHIPS } from '../firmware/image/chips.ts';
 import { displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
-import { LineSplitter } from './lines.ts';
 import { openPtyPair, type PtyPair } from './pty.ts';
 import type { BoardSpec } from './rig.ts';
 import { SerialConsole } from './serial-console.ts';
@@ -20,14 +26,16 @@ export interface VirtualEnvironment {
   settings?: Record<string, unknown>;
 }
 
+/** Where the boards' RFC 2217 ports listen. */
+const RFC2217_HOST = '127.0.0.1';
+
 export class VirtualBoard implements BenchBoard {
   private xs: XsBoard | undefined;
+  private chip: VirtualEsp32 | undefined;
+  private rfc2217: Rfc2217Server | undefined;
   private pty: PtyPair | undefined;
   private uart: SerialPort | undefined;
   private console: SerialConsole | undefined;
-  /** Console input from the harness, a line at a time, into the firmware. */
-  private readonly uartLines = new LineSplitter((line) => void this.xs?.send({ type: 'console', line }).catch(() => undefined));
-  private restarting: Promise<void> | undefined;
   private stopped = false;
   /** Every reboot the firmware asked for, with its reason. */
   readonly reboots: string[] = [];
@@ -40,8 +48,39 @@ export class VirtualBoard implements BenchBoard {
   ) {}
 
   get engine(): XsBoard {
-    if (!this.xs) throw new Error(`board ${this.spec.id} is not running`);
+    if (!this.xs) throw new Error(`board ${this.spec.id} is not running${this.chip?.halted ? ` (${this.chip.halted})` : this.chip ? ` (${this.chip.mode})` : ''}`);
     return this.xs;
+  }
+
+  /** off, starting, app (the firmware runs), download (the ROM waits for a flashing tool), halted (nothing bootable). */
+  get mode(): ChipMode {
+    return this.chip?.mode ?? 'off';
+  }
+
+  /** Why the board does not run, as its console said (no bootable app, a boot loop). */
+  get halted(): string | undefined {
+    return this.chip?.halted;
+  }
+
+  /** The flash image file (the whole 8 MB flash, as `esptool read_flash 0 0x800000` would dump it). */
+  get flashImagePath(): string {
+    return `${this.flashDir}.bin`;
+  }
+
+  private get flashDir(): string {
+    return join(this.env.workDir, `${this.spec.id}-flash`);
+  }
+
+  /** The harness end of the console's pseudo-terminal; a flashing tool opens it after releaseConsole(). */
+  get consolePath(): string {
+    if (!this.pty) throw new Error(`board ${this.spec.id} is not started`);
+    return this.pty.harnessEnd;
+  }
+
+  /** rfc2217://127.0.0.1:<port>: the same console, with DTR/RTS. */
+  get rfc2217Url(): string {
+    if (!this.rfc2217) throw new Error(`board ${this.spec.id} is not started`);
+    return this.rfc2217.url;
   }
 
   async start(): Promise<void> {
@@ -50,18 +89,40 @@ export class VirtualBoard implements BenchBoard {
       this.pty = await openPtyPair(this.env.workDir, this.spec.id);
       this.uart = new SerialPort({ path: this.pty.boardEnd, baudRate: 115200, autoOpen: false, hupcl: false });
       await new Promise<void>((resolve, reject) => this.uart!.open((e) => (e ? reject(e) : resolve())));
-      this.uart.on('data', (chunk: Buffer) => this.uartLines.push(chunk));
+      this.uart.on('data', (chunk: Buffer) => this.chip?.receive(chunk));
       this.console = await SerialConsole.open(this.pty.harnessEnd);
     }
-    await this.boot();
+    if (!this.chip) {
+      const s = this.spec;
+      this.chip = new VirtualEsp32({
+        chip: CHIPS[s.chip],
+        flashImage: this.flashImagePath,
+        flashSizeBytes: s.flashSizeBytes,
+        macAddress: s.wifiMac,
+        startApp: (reset) => this.startApp(reset),
+        transmit: (bytes) => {
+          if (this.uart?.isOpen) this.uart.write(Buffer.from(bytes));
+          this.rfc2217?.write(bytes);
+        },
+      });
+      this.rfc2217 = await Rfc2217Server.listen(RFC2217_HOST, {
+        data: (bytes) => this.chip?.receive(bytes),
+        control: (lines) => this.chip?.setModemLines(lines),
+        baud: () => this.chip?.baud ?? 115200,
+        purgeReceive: () => this.chip?.purgeReceive(),
+      });
+    }
+    await this.chip.powerOn();
   }
 
-  private async boot(): Promise<void> {
+  /** ROM, bootloader and firmware of the slot it picks (the chip calls this when IO0 was high at reset). */
+  private async startApp(reset: ResetReason): Promise<AppHandle> {
     const s = this.spec;
     // The engine is the board's from the start: console input typed while it boots waits in the
     // worker's queue, as it would in a UART's buffer.
-    this.xs = await XsBoard.start({
+    const xs = await XsBoard.start({
       deferBoot: true,
+      reset,
       identity: {
         uuid: s.uuid,
         role: s.role,
@@ -73,40 +134,75 @@ export class VirtualBoard implements BenchBoard {
         build: s.build,
       },
       fuseKeyHex: s.fuseKey!,
-      flashDir: join(this.env.workDir, `${s.id}-flash`),
+      flashDir: this.flashDir,
+      chip: s.chip,
+      flashSizeBytes: s.flashSizeBytes,
       adminPassword: s.adminPassword,
       air: this.env.air,
       mqtt: this.env.mqtt,
       position: s.position,
       settings: this.env.settings ?? {},
-      onConsoleLine: (line) => this.uart?.write(line + '\n'),
+      onConsoleLine: (line) => this.chip?.transmitLine(line),
       onReboot: (reason) => {
         this.reboots.push(reason);
-        if (!this.stopped) this.restarting = this.restart();
+        // esp_restart(): a software reset, through the bootloader again.
+        if (!this.stopped) void this.chip?.softwareReset();
       },
     });
-    await this.xs.boot();
-    this.bootMeters.push({ ...this.xs.meter });
+    this.xs = xs;
+    try {
+      await xs.boot();
+    } catch (err) {
+      await xs.close();
+      this.xs = undefined;
+      throw err;
+    }
+    this.bootMeters.push({ ...xs.meter });
+    return {
+      consoleInput: (line) => void xs.send({ type: 'console', line }).catch(() => undefined),
+      stop: async () => {
+        if (this.xs === xs) this.xs = undefined;
+        await xs.close();
+      },
+    };
   }
 
-  /** Power-cycle: the engine and its RAM are gone, the flash folder stays. */
-  private async restart(): Promise<void> {
-    await this.xs?.close();
-    this.xs = undefined;
-    if (!this.stopped) await this.boot();
-  }
-
+  /** Power-cycles the board (the bench's reset control); with BOOT held it comes up in download mode. */
   async reset(): Promise<void> {
-    await this.restarting;
-    await this.restart();
+    if (!this.chip) throw new Error(`board ${this.spec.id} is not started`);
+    await this.chip.settled();
+    await this.chip.reset();
+  }
+
+  /** The bench's boot control on a board without modem lines: hold BOOT (IO0 low) over the next reset. */
+  holdBoot(held: boolean): void {
+    this.chip?.holdBoot(held);
+  }
+
+  /** Resolves once resets under way (a reboot the firmware asked for, one over RFC 2217) are done. */
+  async settled(): Promise<void> {
+    await this.chip?.settled();
+  }
+
+  /** Lets a flashing tool have the console's pseudo-terminal (as closing a serial monitor does). */
+  async releaseConsole(): Promise<void> {
+    await this.console?.close();
+    this.console = undefined;
+  }
+
+  async attachConsole(): Promise<void> {
+    if (!this.console) this.console = await SerialConsole.open(this.consolePath);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.restarting?.catch(() => undefined);
-    await this.xs?.close();
+    await this.chip?.powerOff().catch(() => undefined);
+    this.chip = undefined;
+    await this.rfc2217?.close();
+    this.rfc2217 = undefined;
     this.xs = undefined;
     await this.console?.close();
+    this.console = undefined;
     await new Promise<void>((r) => (this.uart?.isOpen ? this.uart.close(() => r()) : r()));
     await this.pty?.close();
     this.pty = undefined;
@@ -117,12 +213,12 @@ export class VirtualBoard implements BenchBoard {
   }
 
   command(line: string, timeoutMs?: number): Promise<string> {
-    if (!this.console) throw new Error(`board ${this.spec.id} is not started`);
+    if (!this.console) throw new Error(`board ${this.spec.id} has no console attached`);
     return this.console.command(line, timeoutMs);
   }
 
   waitForLine(pattern: RegExp, timeoutMs: number, fromIndex = 0): Promise<string> {
-    if (!this.console) throw new Error(`board ${this.spec.id} is not started`);
+    if (!this.console) throw new Error(`board ${this.spec.id} has no console attached`);
     return this.console.waitFor(pattern, timeoutMs, fromIndex);
   }
 

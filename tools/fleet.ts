@@ -10,6 +10,7 @@ import { LOG_LEVELS } from '../cloud/functions.ts';
 import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
 import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
 import { benchCommand } from './commands/bench.ts';
+import { imageCommand } from './commands/image.ts';
 import { serveCommand } from './commands/serve.ts';
 import { RigError } from '../harness/rig.ts';
 
@@ -47,6 +48,7 @@ export function buildProgram(): Command {
 
   serveCommand(program);
   benchCommand(program, (code) => (commandExit = code));
+  imageCommand(program, (code) => (commandExit = code));
 
   program
     .command('token')

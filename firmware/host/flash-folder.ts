@@ -1,5 +1,7 @@
-// The flash of a virtual board: a folder on the host that survives reboots. Paths from the firmware
-// are absolute ("/backup.json") and must stay inside the folder.
+// The storage partition of a virtual board (its file system: backup, records, event log): a folder
+// on the host beside the board's flash image file (flash-image.ts), that survives reboots. Paths
+// from the firmware are absolute ("/backup.json") and must stay inside the folder. The app slots,
+// otadata and the rest of the flash are in the image file; OTA goes there (ota-slots.ts).
 //
 // With a PowerSwitch (options.power) the bench can cut the board's power during any create, write,
 // close, rename or remove, leaving what a cut leaves on a board's flash (docs/storage.md, "Power
@@ -18,7 +20,6 @@ export interface FlashFolderOptions {
 export class FlashFolder {
   private readonly handles = new Map<number, { fd: number; path: string; written: number }>();
   private nextHandle = 1;
-  private otaImage: { fd: number; size: number; written: number } | null = null;
 
   constructor(
     readonly root: string,
@@ -113,40 +114,9 @@ export class FlashFolder {
     return undefined;
   }
 
-  /** The inactive OTA partition, as a file next to the flash folder's content. */
-  ota(op: string, c: Record<string, any>, payload: Uint8Array): { value?: unknown } {
-    this.options.power?.check();
-    const path = this.resolve('/.ota/next.bin');
-    if (op === 'ota.begin') {
-      mkdirSync(dirname(path), { recursive: true });
-      if (this.otaImage) closeSync(this.otaImage.fd);
-      this.otaImage = { fd: openSync(path, 'w'), size: c.size, written: 0 };
-      return {};
-    }
-    if (!this.otaImage) throw new Error('no OTA in progress');
-    if (op === 'ota.write') {
-      this.otaImage.written += payload.length;
-      if (this.otaImage.written > this.otaImage.size) throw new Error('OTA image larger than announced');
-      writeSync(this.otaImage.fd, payload);
-      return {};
-    }
-    closeSync(this.otaImage.fd);
-    const done = this.otaImage;
-    this.otaImage = null;
-    if (op === 'ota.abort') {
-      rmSync(path, { force: true });
-      return {};
-    }
-    if (done.written !== done.size) throw new Error('OTA image shorter than announced');
-    renameSync(path, this.resolve('/.ota/boot.bin'));
-    return {};
-  }
-
   closeAll(): void {
     for (const { fd } of this.handles.values()) closeSync(fd);
     this.handles.clear();
-    if (this.otaImage) closeSync(this.otaImage.fd);
-    this.otaImage = null;
   }
 
   private cuts(op: MutatingOp, path: string): boolean {

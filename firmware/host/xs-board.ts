@@ -1,37 +1,53 @@
 // A board whose firmware runs inside the real XS engine (@agoric/xsnap's worker) while this Node
-// process provides its peripherals: a flash folder, the fuse key (HMAC only: the key never enters
-// XS), the clock and timers, HTTP listeners on distinct loopback addresses per interface, outgoing
-// HTTP, display, event log and console, and (when given) a VirtualAir for SoftAPs and stations.
-// Without an air the SoftAP only records its state and scans find nothing.
+// process provides its peripherals: the SPI flash (one image file: bootloader, partition table,
+// otadata, two app slots; the storage partition's file system a folder beside it), the fuse key
+// (HMAC only: the key never enters XS), the clock and timers, HTTP listeners on distinct loopback
+// addresses per interface, outgoing HTTP, display, event log and console, and (when given) a
+// VirtualAir for SoftAPs and stations. Without an air the SoftAP only records its state and scans
+// find nothing.
+//
+// It starts as an ESP32-S3 does (docs/flash-and-boot.md): the ROM and ESP-IDF's bootloader pick
+// and verify an app slot (boot-stage.ts) and the XS bundle of that image runs; its esp_app_desc_t
+// gives the firmware its version. A new board's flash is programmed as the factory would, with the
+// image of identity.firmwareVersion. Every reset (watchdog, a crash at start, a reboot the owner
+// performs) goes through the bootloader again, so an image still PENDING_VERIFY rolls back.
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
 import type { FirmwareSettings } from '../src/core/settings.ts';
 import type { Iface } from '../src/hal/network.ts';
 import type { DeviceIdentity } from '../src/hal/system.ts';
 import { decodeFrame, encodeFrame } from '../src/platform/xs-host/wire.ts';
-import { bundleForXs } from '../xs/bundle.ts';
 import { XsWorker, type MeterUsage } from '../xs/worker.ts';
 import type { Position, VirtualAir } from './air.ts';
+import { BootLog, type ResetReason } from './boot-log.ts';
+import { BootFailure, runBootloader, type BootedApp } from './boot-stage.ts';
+import { flashFactoryImages } from './factory-flash.ts';
+import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, firmwareImage, productPartitions } from './firmware-image.ts';
 import { FlashFolder, type FlashFolderOptions } from './flash-folder.ts';
+import { FlashImage } from './flash-image.ts';
 import { answerClientError, answerError, DEFAULT_INBOUND_LIMITS, HttpBridge, type InboundLimits } from './http-bridge.ts';
+import { OtaSlots, type OtaUpdate } from './ota-slots.ts';
 
-const ENTRY = fileURLToPath(new URL('../src/platform/xs-host/main.ts', import.meta.url));
-let bundle: Promise<string> | undefined;
-
-/** The firmware bundle for XS, built once per process. */
-export function firmwareBundle(): Promise<string> {
-  bundle ??= bundleForXs(ENTRY);
-  return bundle;
-}
+export { firmwareBundle } from './firmware-image.ts';
+export { BootFailure } from './boot-stage.ts';
 
 export interface XsBoardOptions {
+  /** identity.firmwareVersion is only the version the factory flashes on a new board; after that the running image's descriptor says. */
   identity: DeviceIdentity;
   fuseKeyHex: string;
+  /** The storage partition's file system (backup, records, event log): a folder. */
   flashDir: string;
+  /** The flash image file (default: `<flashDir>.bin`, beside the folder); created and factory-programmed when missing. */
+  flashImage?: string;
+  /** Default 8 MB (ESP32-S3-DevKitC-1-N8); the rig may say otherwise. */
+  flashSizeBytes?: number;
+  /** Default esp32s3. */
+  chip?: ChipName;
+  /** Why the chip starts: the ROM banner's rst: line (default poweron). */
+  reset?: ResetReason;
   /** Loopback addresses of the two interfaces' listeners (DESIGN.md section 6). */
   hosts?: Partial<Record<Iface, string>>;
   settings?: Partial<FirmwareSettings>;
@@ -99,6 +115,14 @@ export class XsBoard {
   private lastAllocate = 0;
   private worker!: XsWorker;
   private readonly flash: FlashFolder;
+  private readonly chip: ChipSpec;
+  private spi: FlashImage | undefined;
+  private app: BootedApp | undefined;
+  private ota: OtaSlots | undefined;
+  private otaUpdate: OtaUpdate | null = null;
+  private identityNow: DeviceIdentity;
+  /** Set while the ROM, the bootloader and the app's start run: those handle their own faults. */
+  private starting = false;
   private readonly http: HttpBridge;
   private readonly servers: Server[] = [];
   private readonly timers = new Map<number, NodeJS.Timeout>();
@@ -115,6 +139,8 @@ export class XsBoard {
   position: Position;
 
   private constructor(private readonly o: XsBoardOptions) {
+    this.chip = chipByName(o.chip ?? DEFAULT_CHIP);
+    this.identityNow = { ...o.identity };
     this.fuseKey = Buffer.from(o.fuseKeyHex, 'hex');
     if (this.fuseKey.length !== 32) throw new Error('fuseKeyHex must be 32 bytes of hex');
     mkdirSync(o.flashDir, { recursive: true });
@@ -132,23 +158,95 @@ export class XsBoard {
     this.clockSynchronized = o.clockSynchronized ?? true;
   }
 
+  /**
+   * Powers the board on: factory flash on a new board, ROM, bootloader, the chosen image's bundle in
+   * a new engine, then (unless deferBoot) the firmware's boot. Throws BootFailure when no slot holds
+   * a bootable image (the console says why) or the image fails at every start.
+   */
   static async start(o: XsBoardOptions): Promise<XsBoard> {
-    const board = new XsBoard({ ...o, identity: { ...o.identity, firmwareVersion: installedVersion(o.flashDir) ?? o.identity.firmwareVersion } });
-    await board.startEngine();
+    const board = new XsBoard(o);
+    try {
+      await board.powerOn(o.reset ?? 'poweron');
+    } catch (err) {
+      await board.close();
+      throw err;
+    }
     if (!o.deferBoot) await board.boot();
     return board;
   }
 
+  private async powerOn(reset: ResetReason): Promise<void> {
+    this.spi = FlashImage.open(this.o.flashImage ?? `${this.o.flashDir}.bin`, this.o.flashSizeBytes ?? DEFAULT_FLASH_BYTES);
+    if (this.spi.created) {
+      flashFactoryImages(this.spi, { chip: this.chip, table: productPartitions(), app: await firmwareImage(this.o.identity.firmwareVersion, { chip: this.chip }) });
+    }
+    await this.runFromFlash(reset);
+  }
+
+  /**
+   * ROM and bootloader choose and verify a slot; its bundle is loaded in a new engine. An app that
+   * fails while starting (its script throws, the engine dies) resets the chip, as abort() would,
+   * and the bootloader runs again: a new image still PENDING_VERIFY is rolled back then.
+   */
+  private async runFromFlash(reset: ResetReason): Promise<void> {
+    this.starting = true;
+    try {
+      for (;;) {
+        const log = new BootLog((line) => this.consoleLine(line));
+        const app = runBootloader(this.spi!, log, { chip: this.chip, reset });
+        this.app = app;
+        this.ota = new OtaSlots(this.spi!, app.table, this.chip, app.partition);
+        this.identityNow = { ...this.o.identity, firmwareVersion: app.descriptor.version };
+        this.appStartLines(app, log);
+        try {
+          await this.startEngine(app.bundle);
+          return;
+        } catch (err) {
+          const cause = err instanceof Error ? err.message : String(err);
+          this.reboots.push(`panic: ${cause}`);
+          this.hostLine(`firmware fault (the app failed to start: ${cause}): reset`);
+          await this.worker?.close().catch(() => undefined);
+          if (this.tooManyResets()) throw new BootFailure(`the app in ${app.partition.name} fails at every start`);
+          reset = 'panic';
+        }
+      }
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /** What ESP-IDF's app_init prints about the image (esp_app_desc_t) before the app runs. */
+  private appStartLines(app: BootedApp, log: BootLog): void {
+    const d = app.descriptor;
+    log.info('app_init', 'Application information:');
+    log.info('app_init', `Project name:     ${d.projectName}`);
+    log.info('app_init', `App version:      ${d.version}`);
+    log.info('app_init', `Compile time:     ${d.date} ${d.time}`);
+    log.info('app_init', `ELF file SHA256:  ${d.elfSha256.slice(0, 16)}...`);
+    log.info('app_init', `ESP-IDF:          ${d.idfVersion}`);
+  }
+
+  /** Counts a reset; true when the board now stays down (more than WATCHDOG_MAX_RESETS within a minute). */
+  private tooManyResets(): boolean {
+    const now = Date.now();
+    while (this.watchdogResets.length > 0 && now - this.watchdogResets[0]! > WATCHDOG_WINDOW_MS) this.watchdogResets.shift();
+    this.watchdogResets.push(now);
+    if (this.watchdogResets.length <= WATCHDOG_MAX_RESETS) return false;
+    this.down = true;
+    this.hostLine(`${this.watchdogResets.length} watchdog resets within ${WATCHDOG_WINDOW_MS / 1000} s: the board stays down`);
+    return true;
+  }
+
   /** A fresh engine with the firmware loaded: its RAM is new, the flash and listeners are kept. */
-  private async startEngine(): Promise<void> {
+  private async startEngine(bundle: string): Promise<void> {
     this.worker = await XsWorker.start({
       name: this.o.identity.uuid,
       meteringLimit: this.o.watchdogComputrons ?? WATCHDOG_COMPUTRONS,
       handleCommand: (m) => this.onHostCall(m),
       onOutput: (line) => this.consoleLines.push(`XS ${line}`),
-      onExit: (err) => void this.watchdogReset(err.message),
+      onExit: (err) => void (this.starting ? undefined : this.watchdogReset(err.message)),
     });
-    this.account((await this.worker.evaluate(await firmwareBundle())).meterUsage);
+    this.account((await this.worker.evaluate(bundle)).meterUsage);
   }
 
   /**
@@ -159,9 +257,6 @@ export class XsBoard {
    */
   private watchdogReset(reason: string): Promise<void> {
     if (this.closed || this.restarting) return this.restarting ?? Promise.resolve();
-    const now = Date.now();
-    while (this.watchdogResets.length > 0 && now - this.watchdogResets[0]! > WATCHDOG_WINDOW_MS) this.watchdogResets.shift();
-    this.watchdogResets.push(now);
     const cause = /\(([^)]+)\)/.exec(reason)?.[1] ?? reason;
     this.reboots.push(`watchdog: ${cause}`);
     this.hostLine(`firmware fault (${cause}): watchdog reset`);
@@ -170,13 +265,11 @@ export class XsBoard {
       for (const t of this.timers.values()) clearTimeout(t);
       this.timers.clear();
       this.http.abortOutbound();
-      if (this.watchdogResets.length > WATCHDOG_MAX_RESETS) {
-        this.down = true;
-        this.hostLine(`${this.watchdogResets.length} watchdog resets within ${WATCHDOG_WINDOW_MS / 1000} s: the board stays down`);
-        return;
-      }
+      this.otaUpdate = null;
+      if (this.tooManyResets()) return;
       await this.worker.close();
-      await this.startEngine();
+      // Through the bootloader again: a new image that crashed before confirming itself rolls back.
+      await this.runFromFlash('watchdog');
       await this.boot();
     })()
       .catch((err: Error) => {
@@ -196,7 +289,11 @@ export class XsBoard {
 
   /** A line the host writes on the board's console (diagnostics a bench tester may read). */
   private hostLine(text: string): void {
-    const line = `HOST ${text}`;
+    this.consoleLine(`HOST ${text}`);
+  }
+
+  /** A line on the board's UART: the ROM, the bootloader, the host's diagnostics. */
+  private consoleLine(line: string): void {
     this.consoleLines.push(line);
     this.o.onConsoleLine?.(line);
   }
@@ -210,11 +307,26 @@ export class XsBoard {
     this.stationTxDbm = 20;
   }
 
-  /** Boots the firmware (start() does it unless deferBoot); the meter restarts just before. */
+  /**
+   * Boots the firmware (start() does it unless deferBoot); the meter restarts just before. When the
+   * engine dies during the boot, the watchdog resets the board and this resolves with the boot of
+   * the image the bootloader then chose (a new image that crashed is rolled back).
+   */
   async boot(): Promise<unknown> {
     this.resetMeter();
-    this.bootResult = await this.send({ type: 'boot', identity: this.o.identity, settings: this.o.settings ?? {}, adminPassword: this.o.adminPassword });
+    try {
+      this.bootResult = await this.send({ type: 'boot', identity: this.identityNow, settings: this.o.settings ?? {}, adminPassword: this.o.adminPassword });
+    } catch (err) {
+      if (!this.restarting) throw err;
+      await this.restarting;
+      if (this.down) throw new BootFailure(`board ${this.o.identity.uuid} is down: ${err instanceof Error ? err.message : String(err)}`);
+    }
     return this.bootResult;
+  }
+
+  /** The image running now: its slot and esp_app_desc_t. */
+  get runningImage(): BootedApp | undefined {
+    return this.app;
   }
 
   /** Evaluates a script in the engine beside the firmware (bench probes); metered like a command. */
@@ -224,8 +336,9 @@ export class XsBoard {
     return meterUsage;
   }
 
+  /** The board's identity; firmwareVersion is the running image's. */
   get identity(): DeviceIdentity {
-    return this.o.identity;
+    return this.identityNow;
   }
 
   get display(): string[] {
@@ -282,8 +395,9 @@ export class XsBoard {
     for (const t of this.timers.values()) clearTimeout(t);
     this.http.abortAll();
     await Promise.all(this.servers.map((s) => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())))));
-    await this.worker.close();
+    await this.worker?.close();
     this.flash.closeAll();
+    this.spi?.close();
   }
 
   private account(m: MeterUsage): void {
@@ -395,7 +509,10 @@ export class XsBoard {
       case 'ota.write':
       case 'ota.finish':
       case 'ota.abort':
-        return this.flash.ota(c.op, c, payload);
+      case 'ota.running':
+      case 'ota.lastInvalid':
+      case 'ota.markValid':
+        return this.otaOp(c.op, c, payload);
       case 'mqtt.connect':
         if (!this.o.mqtt) throw new Error('no MQTT broker is attached to this board');
         if (!this.association && !this.o.identity.ethernetMac) throw new Error('no network: the station is not associated');
@@ -409,6 +526,41 @@ export class XsBoard {
         return;
     }
     throw new Error(`unknown host call ${c.op}`);
+  }
+
+  /** esp_ota_ops on this board's flash (ota-slots.ts); a power cut stops OTA writes as it stops the file system. */
+  private otaOp(op: string, c: Record<string, any>, payload: Uint8Array): { value?: unknown } | void {
+    this.o.flash?.power?.check();
+    const ota = this.ota;
+    if (!ota) throw new Error('no app is running');
+    switch (op) {
+      case 'ota.begin':
+        this.otaUpdate?.abort();
+        this.otaUpdate = null;
+        this.otaUpdate = ota.begin(c.size);
+        return;
+      case 'ota.write':
+        if (!this.otaUpdate) throw new Error('no OTA in progress');
+        this.otaUpdate.write(payload);
+        return;
+      case 'ota.finish': {
+        const update = this.otaUpdate;
+        this.otaUpdate = null;
+        if (!update) throw new Error('no OTA in progress');
+        update.finish();
+        return;
+      }
+      case 'ota.abort':
+        this.otaUpdate?.abort();
+        this.otaUpdate = null;
+        return;
+      case 'ota.running':
+        return { value: ota.runningApp() };
+      case 'ota.lastInvalid':
+        return { value: ota.lastInvalidApp() };
+      case 'ota.markValid':
+        return { value: ota.markValid() };
+    }
   }
 
   private station(): { mac: string; position: Position; txPowerDbm: number } {
@@ -437,19 +589,6 @@ export class XsBoard {
     });
     this.servers.push(server);
     this.urls[iface] = `http://${host}:${(server.address() as AddressInfo).port}`;
-  }
-}
-
-/**
- * A virtual board "runs" the image installed by OTA: the bench's images are small JSON documents
- * naming their version ({"firmware_version": "YYYY.MM.bb"}), and the next boot reports it.
- */
-export function installedVersion(flashDir: string): string | undefined {
-  try {
-    const v = (JSON.parse(readFileSync(join(flashDir, '.ota', 'boot.bin'), 'utf8')) as { firmware_version?: unknown }).firmware_version;
-    return typeof v === 'string' && /^\d{4}\.\d{2}\.\d{2}$/.test(v) ? v : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -106,7 +106,7 @@ export const controllerProvisioningScenarios: Scenario[] = [
       await ctx.step('the OLED shows "Prov fail C 2/3"', async () => expectLines(run, ['Prov fail C 2/3', '']));
       await ctx.step('the target does not reboot and stays on the event log page', async () => {
         await new Promise((r) => setTimeout(r, 1500));
-        check(!run.target.consoleLines().slice(run.from + 1).some((l) => l.startsWith('LOG INFO boot: ')), 'no reboot');
+        check(run.target.consoleLines().slice(run.from).filter((l) => l.startsWith('LOG INFO boot: ')).length === 1, 'no reboot'); // the power-on's boot line only (the ROM and bootloader lines come before it)
         check(run.target.display().some((l) => l.includes('Prov fail C 2/3')), 'the event log page shows the failure');
         ctx.snapshot(run.target, 'event log page');
       });
@@ -136,7 +136,7 @@ export const controllerProvisioningScenarios: Scenario[] = [
         await new Promise((r) => setTimeout(r, 1000));
         const r = await run.target.http('ethernet', 'GET', '/backup', { headers: await ctx.login(run.target) });
         check(r.status === 404, `GET /backup answered ${r.status}`);
-        check(!run.target.consoleLines().slice(run.from + 1).some((l) => l.startsWith('LOG INFO boot: ')), 'no reboot');
+        check(run.target.consoleLines().slice(run.from).filter((l) => l.startsWith('LOG INFO boot: ')).length === 1, 'no reboot'); // the power-on's boot line only (the ROM and bootloader lines come before it)
       });
     },
   },
@@ -159,13 +159,48 @@ export const controllerProvisioningScenarios: Scenario[] = [
   {
     name: 'controller-unknown-uuid',
     title: 'Controller provisioning: the target UUID is unknown (404), nothing deleted',
-    needs: twoControllers,
+    needs: { controllers: 2, debugSource: true },
     async run(ctx) {
-      const run = await provision(ctx, { clients: 1, targetUuid: 'someone-else' });
+      // First a copy that fails (one client unreadable): the target keeps the records it got and stays
+      // unconfigured, so it provisions again at its next boot. That gives it something to lose.
+      const first = await provision(ctx, { clients: 2, backup: null }, async ({ source }) => {
+        await ctx.step('make one client record unreadable on the source (debug fault)', async () => {
+          check((await source.command('fault record clients lamp-1')).startsWith('OK '), 'fault set');
+        });
+      });
+      const { source, target } = first;
+      const held = await ctx.step('the failed copy left records on the unconfigured target', async () => {
+        check(first.outcome.kind === 'finished' && first.outcome.ok === false, `outcome ${JSON.stringify(first.outcome)}`);
+        const auth = await ctx.login(target);
+        const lists = { controllers: (await target.http('ethernet', 'GET', '/api/controllers', { headers: auth })).json, clients: (await target.http('ethernet', 'GET', '/api/clients', { headers: auth })).json };
+        check(lists.controllers.length > 0 && lists.clients.length > 0, `records on the target: ${JSON.stringify(lists)}`);
+        check(JSON.parse((await target.command('status')).slice(3)).configured === false, 'unconfigured');
+        return lists;
+      });
+      await ctx.step('the source now knows the target MAC under another UUID', async () => {
+        const auth = { ...(await ctx.login(source)), 'content-type': 'application/json' };
+        check((await source.command('fault clear')).startsWith('OK '), 'fault cleared');
+        check((await source.http('ethernet', 'DELETE', `/api/controllers/${target.spec.uuid}`, { headers: auth })).status === 204, 'own record removed');
+        const put = await source.http('ethernet', 'PUT', '/api/controllers/someone-else', { headers: auth, body: JSON.stringify({ name: 'someone else', ethernet_mac: target.spec.ethernetMac }) });
+        check(put.status === 201, `PUT answered ${put.status}`);
+        await enableProvisioning(ctx, source);
+      });
+      const from = target.consoleLines().length;
+      const outcome = await ctx.step('power-cycle the target: it provisions again', async () => {
+        await target.reset();
+        return nextEvent(target, 'target_provisioning', from);
+      });
       await ctx.step('the exchange answers 404 and the target continues unprovisioned', async () => {
-        check(run.outcome.kind === 'token_refused' && run.outcome.status === 404, `outcome ${JSON.stringify(run.outcome)}`);
-        const status = JSON.parse((await run.target.command('status')).slice(3));
+        check(outcome.kind === 'token_refused' && outcome.status === 404, `outcome ${JSON.stringify(outcome)}`);
+        const status = JSON.parse((await target.command('status')).slice(3));
         check(status.configured === false, 'still unconfigured');
+      });
+      await ctx.step('nothing was deleted on the target: cleanup happens only after a valid token', async () => {
+        const auth = await ctx.login(target);
+        for (const kind of ['controllers', 'clients'] as const) {
+          const now = (await target.http('ethernet', 'GET', `/api/${kind}`, { headers: auth })).json;
+          check(JSON.stringify(now) === JSON.stringify(held[kind]), `${kind}: before ${JSON.stringify(held[kind])}, after ${JSON.stringify(now)}`);
+        }
       });
     },
   },

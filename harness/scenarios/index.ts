@@ -2,6 +2,7 @@ import { clientProvisioningScenarios } from './client-provisioning.ts';
 import { cloudBackupScenarios } from './cloud-backup.ts';
 import { controllerProvisioningScenarios } from './controller-provisioning.ts';
 import { otaScenarios } from './ota.ts';
+import { otaRollbackScenarios } from './ota-rollback.ts';
 import { securityScenarios } from './security.ts';
 import type { Scenario } from './types.ts';
 
@@ -12,5 +13,6 @@ export const scenarios: Scenario[] = [
   ...controllerProvisioningScenarios,
   ...cloudBackupScenarios,
   ...otaScenarios,
+  ...otaRollbackScenarios,
   ...securityScenarios,
 ];

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { firmwareImage } from '../../firmware/host/firmware-image.ts';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
 
 const FUSE_A = '11'.repeat(32);
@@ -192,9 +193,11 @@ describe('a controller in XS', () => {
 describe('OTA and automatic backup in XS', () => {
   let images: Server;
   let imageUrl: string;
-  const image = Buffer.alloc(200_000, 0x5a);
+  // An ESP-IDF app image of the firmware at 2026.02.01, as `fleet image build` makes it.
+  let image: Buffer;
 
   beforeAll(async () => {
+    image = Buffer.from(await firmwareImage('2026.02.01'));
     images = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': image.length });
       res.end(image);
@@ -210,7 +213,8 @@ describe('OTA and automatic backup in XS', () => {
     const answer = await board.typeLine('ota check');
     expect(answer).toMatch(/^OK /);
     expect(JSON.parse(answer.slice(3))).toEqual({ kind: 'installed', version: '2026.02.01', size: image.length });
-    expect(readFileSync(join(dir, 'flash-a', '.ota', 'boot.bin')).equals(image)).toBe(true);
+    // Written into the passive slot (ota_1 at 0x310000 of the flash image beside the folder).
+    expect(readFileSync(join(dir, 'flash-a.bin')).subarray(0x310000, 0x310000 + image.length).equals(image)).toBe(true);
     await new Promise((r) => setTimeout(r, 100));
     expect(board.reboots).toContain('ota 2026.02.01');
   });

@@ -11,23 +11,49 @@ export interface DeviceIdentity {
   wifiMac: string;
   hardwareClass: string;
   productHex: string;
+  /** The running image's version, from its esp_app_desc_t (runningApp().version): never a setting. */
   firmwareVersion: string;
   build: BuildKind;
 }
 
+/** Writes an image into the passive OTA slot (ESP-IDF esp_ota_begin/esp_ota_write/esp_ota_end). */
 export interface OtaWriter {
   write(chunk: Uint8Array): void;
-  /** Marks the new image bootable (the next reboot runs it). */
+  /**
+   * Verifies the image in the slot as the bootloader will (checksum, SHA-256, chip: esp_ota_end)
+   * and makes it the one the next boot runs (esp_ota_set_boot_partition); it then boots in
+   * PENDING_VERIFY. Throws when the image is invalid; the running image stays selected.
+   */
   finish(): void;
   abort(): void;
+}
+
+/** An app slot as esp_ota_get_partition_description and esp_ota_get_state_partition describe it. */
+export interface AppSlotInfo {
+  /** The partition's label (ota_0, ota_1). */
+  partition: string;
+  /** From the image's esp_app_desc_t. */
+  version: string;
+  projectName: string;
+  /** esp_ota_img_states_t by name: new, pending_verify, valid, invalid, aborted, undefined. */
+  state: string;
 }
 
 export interface System {
   identity(): DeviceIdentity;
   /** Never returns on a board. */
   reboot(reason: string): void;
-  /** Starts writing the inactive OTA partition. */
+  /** Starts writing the passive OTA slot (the one after the running image); throws while the running image is unconfirmed. */
   otaBegin(size: number): OtaWriter;
+  /** The image running now (esp_ota_get_running_partition). */
+  runningApp(): AppSlotInfo;
+  /** The newest image that was rolled back or marked invalid (esp_ota_get_last_invalid_partition), if any. */
+  lastInvalidApp(): AppSlotInfo | null;
+  /**
+   * The running image works (esp_ota_mark_app_valid_cancel_rollback): a PENDING_VERIFY image becomes
+   * VALID, so a later reset no longer rolls it back. True when the state changed.
+   */
+  markAppValid(): boolean;
 }
 
 export interface MqttOptions {

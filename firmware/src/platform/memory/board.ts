@@ -4,7 +4,7 @@
 import type { Hal } from '../../hal/index.ts';
 import type { ClientRequest, ClientResponse, HttpHandler, Iface } from '../../hal/network.ts';
 import type { EventLevel } from '../../hal/output.ts';
-import type { DeviceIdentity, MqttOptions, OtaWriter } from '../../hal/system.ts';
+import type { AppSlotInfo, DeviceIdentity, MqttOptions, OtaWriter } from '../../hal/system.ts';
 import { hexDecode } from '../../core/bytes.ts';
 import { createPureJsCrypto } from '../../core/crypto/pure.ts';
 import { FlashEventLog } from '../../core/event-log.ts';
@@ -56,6 +56,8 @@ export interface MemoryBoard {
   typeLine(line: string): void;
   reboots: string[];
   otaImages: { size: number; bytes: number; finished: boolean }[];
+  /** The running slot as esp_ota_ops would describe it (ota_0; its version is the identity's). */
+  runningApp: AppSlotInfo;
   mqttSessions: MqttOptions[];
 }
 
@@ -71,6 +73,8 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
   const consoleHandlers: ((line: string) => void)[] = [];
   const reboots: string[] = [];
   const otaImages: MemoryBoard['otaImages'] = [];
+  // A model of the slots, not of the flash: no image is parsed here (the virtual boards do that).
+  const runningApp: AppSlotInfo = { partition: 'ota_0', version: o.identity.firmwareVersion, projectName: '', state: 'valid' };
   const mqttSessions: MqttOptions[] = [];
   const flashLog = new FlashEventLog(storage, () => o.clock.now());
   const hal: Hal = {
@@ -110,6 +114,13 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
     system: {
       identity: () => o.identity,
       reboot: (reason) => void reboots.push(reason),
+      runningApp: () => ({ ...runningApp }),
+      lastInvalidApp: () => null,
+      markAppValid: () => {
+        if (runningApp.state !== 'pending_verify') return false;
+        runningApp.state = 'valid';
+        return true;
+      },
       otaBegin: (size): OtaWriter => {
         const image = { size, bytes: 0, finished: false };
         otaImages.push(image);
@@ -139,6 +150,7 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
     typeLine: (line) => consoleHandlers.forEach((h) => h(line)),
     reboots,
     otaImages,
+    runningApp,
     mqttSessions,
   };
 }

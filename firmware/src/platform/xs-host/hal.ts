@@ -5,7 +5,7 @@
 import type { Hal } from '../../hal/index.ts';
 import type { BodyReader, HttpHandler, HttpRequest, Iface } from '../../hal/network.ts';
 import type { Storage } from '../../hal/storage.ts';
-import type { DeviceIdentity, OtaWriter } from '../../hal/system.ts';
+import type { AppSlotInfo, DeviceIdentity, OtaWriter } from '../../hal/system.ts';
 import { createPureJsCrypto } from '../../core/crypto/pure.ts';
 import { FlashEventLog } from '../../core/event-log.ts';
 import { hostCall } from './bridge.ts';
@@ -117,9 +117,14 @@ export function createXsHostHal(identity: DeviceIdentity): { hal: Hal; inbound: 
       writeLine: (line) => void hostCall('console.write', { line }),
       onLine: (handler) => void consoleHandlers.push(handler),
     },
+    // identity.firmwareVersion is the running image's esp_app_desc_t version: the host's boot stage
+    // read it from the slot it booted. OTA goes to the host's esp_ota_ops (firmware/host/ota-slots.ts).
     system: {
       identity: () => identity,
       reboot: (reason) => void hostCall('system.reboot', { reason }),
+      runningApp: () => hostCall('ota.running').value as AppSlotInfo,
+      lastInvalidApp: () => hostCall('ota.lastInvalid').value as AppSlotInfo | null,
+      markAppValid: () => hostCall('ota.markValid').value as boolean,
       otaBegin: (size): OtaWriter => {
         hostCall('ota.begin', { size });
         return {

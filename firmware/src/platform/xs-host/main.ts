@@ -2,6 +2,7 @@
 // (docs/xs-engine.md): boot, http, timer, console, associated, status. Each answer is set on the
 // returned object's `result` when the command's work has settled.
 import { Device } from '../../core/device.ts';
+import { confirmRunningApp } from '../../core/ota/client.ts';
 import type { FirmwareSettings } from '../../core/settings.ts';
 import type { DeviceIdentity } from '../../hal/system.ts';
 import { createXsHostHal, type Inbound } from './hal.ts';
@@ -26,8 +27,15 @@ function run(command: Command): Promise<unknown> | unknown {
     if (!command.identity) throw new Error('boot needs an identity');
     const created = createXsHostHal(command.identity);
     inbound = created.inbound;
-    device = new Device(created.hal, { settings: command.settings ?? {}, ...(command.adminPassword ? { initialAdminPassword: command.adminPassword } : {}) });
-    return device.boot();
+    const booted = new Device(created.hal, { settings: command.settings ?? {}, ...(command.adminPassword ? { initialAdminPassword: command.adminPassword } : {}) });
+    device = booted;
+    // The firmware is up once its boot has finished (storage repaired, listeners serving): a new
+    // image confirms itself now; a crash or reset before this point rolls it back.
+    return booted.boot().then((result) => {
+      const confirmed = confirmRunningApp(created.hal);
+      if (confirmed) booted.log('info', 'ota', confirmed);
+      return result;
+    });
   }
   if (!device || !inbound) throw new Error('not booted');
   switch (command.type) {

@@ -1,0 +1,69 @@
+// What `fleet image info` prints about any ESP32 app image: ours, or one built by ESP-IDF or the
+// Moddable SDK. Everything comes from verifyAppImage, so the verdict is the bootloader's.
+import { sha256 } from '@noble/hashes/sha2.js';
+import type { AppDescriptor } from './app-desc.ts';
+import { FLASH_FREQS, FLASH_MODES, FLASH_SIZES, verifyAppImageBytes, type ImageProblem } from './app-image.ts';
+import { hex, hex32 } from './bytes.ts';
+import { xsBundleOf } from './xs-payload.ts';
+
+export interface ImageDescription {
+  bytes: number;
+  /** SHA-256 of the whole file: what an OTA manifest's `sha256` is. */
+  fileSha256: string;
+  valid: boolean;
+  chip: string;
+  chipId: number | null;
+  flash: { mode: string; freq: string; size: string } | null;
+  entry: string | null;
+  chipRevision: { min: string; max: string } | null;
+  segments: { index: number; load: string; region: string; length: number; fileOffset: string; mapped: boolean }[];
+  checksum: { stored: string; calculated: string } | null;
+  sha256: { stored: string; calculated: string } | null;
+  app: AppDescriptor | null;
+  /** Bytes of XS bundle a virtual board would run; null for native images. */
+  xsBundleBytes: number | null;
+  problems: ImageProblem[];
+}
+
+const nameOf = (table: Record<string, number>, value: number) => Object.entries(table).find(([, v]) => v === value)?.[0] ?? hex32(value, 1);
+const revision = (full: number) => `v${Math.floor(full / 100)}.${full % 100}`;
+
+export function describeImage(image: Uint8Array): ImageDescription {
+  const check = verifyAppImageBytes(image);
+  const first = check.segments[0];
+  const bundle = first && first.dataOffset + first.length <= image.length ? xsBundleOf(image.subarray(first.dataOffset, first.dataOffset + first.length)) : null;
+  const h = check.header;
+  return {
+    bytes: image.length,
+    fileSha256: hex(sha256(image)),
+    valid: check.ok,
+    chip: check.chip?.displayName ?? (h ? `unknown chip id ${h.chipId}` : 'not an app image'),
+    chipId: h?.chipId ?? null,
+    flash: h ? { mode: FLASH_MODES[h.flashMode] ?? hex32(h.flashMode, 1), freq: nameOf(FLASH_FREQS, h.flashFreq), size: nameOf(FLASH_SIZES, h.flashSize) } : null,
+    entry: h ? hex32(h.entry) : null,
+    chipRevision: h ? { min: revision(h.minChipRevFull), max: revision(h.maxChipRevFull) } : null,
+    segments: check.segments.map((s) => ({ index: s.index, load: hex32(s.loadAddress), region: s.region ?? '?', length: s.length, fileOffset: hex32(s.dataOffset, 0), mapped: s.mapped })),
+    checksum: check.checksum ? { stored: hex32(check.checksum.stored, 2), calculated: hex32(check.checksum.calculated, 2) } : null,
+    sha256: check.sha256 ?? null,
+    app: check.appDescriptor,
+    xsBundleBytes: bundle === null ? null : new TextEncoder().encode(bundle).length,
+    problems: check.problems,
+  };
+}
+
+export function formatImageDescription(d: ImageDescription, name: string): string {
+  const n = (v: number) => v.toLocaleString('en-US');
+  const lines = [`${name}: ${d.chip} app image, ${n(d.bytes)} bytes, ${d.valid ? 'valid' : 'INVALID'}`];
+  if (d.flash) lines.push(`  header: flash ${d.flash.mode} ${d.flash.freq} ${d.flash.size}, entry ${d.entry}, chip id ${d.chipId}, chip revision ${d.chipRevision!.min} to ${d.chipRevision!.max}`);
+  for (const s of d.segments) lines.push(`  segment ${s.index}: load ${s.load} ${s.region.padEnd(8)} ${n(s.length).padStart(9)} bytes at file offset ${s.fileOffset}${s.mapped ? ', mapped' : ''}`);
+  if (d.checksum) lines.push(`  checksum: ${d.checksum.stored} (calculated ${d.checksum.calculated})`);
+  if (d.sha256) lines.push(`  appended SHA-256: ${d.sha256.stored}${d.sha256.stored === d.sha256.calculated ? ' (matches)' : ` (calculated ${d.sha256.calculated})`}`);
+  if (d.app) {
+    lines.push(`  app: ${d.app.projectName} ${d.app.version}, built ${d.app.date} ${d.app.time}, ESP-IDF ${d.app.idfVersion}, secure version ${d.app.secureVersion}`);
+    lines.push(`  ELF SHA-256: ${d.app.elfSha256}`);
+  } else if (d.segments.length > 0) lines.push('  app: no esp_app_desc_t at the start of the first segment');
+  lines.push(`  XS bundle: ${d.xsBundleBytes === null ? 'none (native code; a virtual board cannot run it)' : `${n(d.xsBundleBytes)} bytes`}`);
+  lines.push(`  file SHA-256: ${d.fileSha256}`);
+  for (const p of d.problems) lines.push(`  problem: ${p.tag}: ${p.message}`);
+  return lines.join('\n') + '\n';
+}

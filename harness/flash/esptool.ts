@@ -1,0 +1,75 @@
+// Unmodified esptool-js driving a serial port of ours (a local port or pseudo-terminal, an RFC 2217
+// port): connect (reset into download mode, sync, detect the chip, upload the stub, raise the baud
+// rate), then whatever the caller does with the loader, then the reset. Reset sequences are data,
+// as in esptool-js's own CustomReset.
+import { createHash } from 'node:crypto';
+import { ESPLoader, Transport, type IEspLoaderTerminal } from 'esptool-js';
+import type { WebSerialPortLike } from './web-serial.ts';
+
+/**
+ * esptool's HardReset (EN low 100 ms: RTS asserted with DTR released). esptool-js 0.7.0's
+ * 'hard_reset' only releases RTS, which resets nothing on a DevKitC's auto-reset circuit after the
+ * classic sequence, so the sequence is given explicitly.
+ */
+export const HARD_RESET_SEQUENCE = 'D0|R1|W100|R0';
+
+export interface EsptoolSession {
+  port: WebSerialPortLike;
+  /** default_reset: the classic DTR/RTS sequence (RFC 2217, a USB bridge); no_reset: the board already waits for download (boot control). */
+  before: 'default_reset' | 'no_reset';
+  /** hard_reset: HARD_RESET_SEQUENCE over DTR/RTS; stay: the stub keeps running, the bench resets the board. */
+  after: 'hard_reset' | 'stay';
+  /** The rate after CHANGE_BAUDRATE (esptool-js starts at the ROM's 115200). */
+  baudRate?: number;
+  log?: (line: string) => void;
+}
+
+export interface EsptoolResult<T> {
+  /** As esptool-js describes the chip, e.g. "ESP32-S3 (QFN56) (revision v0.2)". */
+  chip: string;
+  mac: string;
+  flashId: number;
+  value: T;
+  transcript: string[];
+}
+
+export async function withEsptool<T>(s: EsptoolSession, work: (loader: ESPLoader) => Promise<T>): Promise<EsptoolResult<T>> {
+  const transcript: string[] = [];
+  const terminal: IEspLoaderTerminal = {
+    clean: () => undefined,
+    writeLine: (line: string) => {
+      transcript.push(line);
+      s.log?.(line);
+    },
+    write: (text: string) => {
+      transcript.push(text);
+    },
+  };
+  // esptool-js types the device as a browser SerialPort; ours has the members its Transport uses.
+  const transport = new Transport(s.port as never, false);
+  const loader = new ESPLoader({ transport, baudrate: s.baudRate ?? 921_600, romBaudrate: 115_200, terminal, debugLogging: false });
+  try {
+    const chip = await loader.main(s.before);
+    const mac = await loader.chip.readMac(loader);
+    const flashId = await loader.readFlashId();
+    const value = await work(loader);
+    if (s.after === 'hard_reset') await loader.after('custom_reset', undefined, HARD_RESET_SEQUENCE);
+    else await loader.after('no_reset_stub');
+    return { chip, mac, flashId, value, transcript };
+  } finally {
+    await transport.disconnect().catch(() => undefined);
+  }
+}
+
+/** Writes images with verification (SPI_FLASH_MD5 against the MD5 of what was sent). */
+export async function writeImages(loader: ESPLoader, files: { address: number; data: Uint8Array }[], compress: boolean): Promise<void> {
+  await loader.writeFlash({
+    fileArray: files,
+    flashMode: 'keep',
+    flashFreq: 'keep',
+    flashSize: 'keep',
+    eraseAll: false,
+    compress,
+    calculateMD5Hash: (image: Uint8Array) => createHash('md5').update(image).digest('hex'),
+  });
+}

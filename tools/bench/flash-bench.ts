@@ -1,0 +1,85 @@
+// npm run bench:flash: how long unmodified esptool-js takes to write a 1.5 MB app image into a
+// virtual ESP32-S3, whose UART is paced at the baud rate it pretends to run at (921,600 after
+// esptool's CHANGE_BAUDRATE), over the board's pseudo-terminal and over its RFC 2217 port, with
+// compression and without. One line per case:
+//   flash <case> bytes=<image bytes> seconds=<write time> line_rate_ratio=<seconds / (bytes × 10 / baud)>
+// The line-rate limit is what the image's bytes alone would take at that baud rate (8N1); a ratio
+// under 1 means compression carried fewer bytes than the image has. Connecting, the stub upload
+// (at the ROM's 115,200) and the baud change are not counted. Figures, not assertions.
+// Options: --baud 921600 --bytes 1572864 --cases pty-raw,pty-deflate,rfc2217-raw,rfc2217-deflate
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { VirtualAir } from '../../firmware/host/air.ts';
+import { firmwareBundle } from '../../firmware/host/firmware-image.ts';
+import { PacedLine } from '../../firmware/host/uart.ts';
+import { CHIPS } from '../../firmware/image/chips.ts';
+import { verifyAppImageBytes } from '../../firmware/image/app-image.ts';
+import { buildVirtualAppImage } from '../../firmware/image/xs-payload.ts';
+import { withEsptool, writeImages } from '../../harness/flash/esptool.ts';
+import { Rfc2217Port } from '../../harness/flash/rfc2217-port.ts';
+import { NodeSerialPort } from '../../harness/flash/serial-port.ts';
+import { loadRig } from '../../harness/rig.ts';
+import { VirtualBoard } from '../../harness/virtual-board.ts';
+
+const CASES = ['pty-raw', 'pty-deflate', 'rfc2217-raw', 'rfc2217-deflate'] as const;
+type Case = (typeof CASES)[number];
+
+const { values } = parseArgs({ options: { baud: { type: 'string', default: '921600' }, bytes: { type: 'string', default: String(1.5 * 1024 * 1024) }, cases: { type: 'string', default: CASES.join(',') } } });
+const baud = Number(values.baud);
+const target = Number(values.bytes);
+const cases = values.cases!.split(',') as Case[];
+for (const c of cases) if (!CASES.includes(c)) throw new Error(`unknown case ${c}: one of ${CASES.join(', ')}`);
+if (!Number.isInteger(baud) || baud < 9600) throw new Error(`--baud must be a whole number of at least 9600: ${values.baud}`);
+
+/** An app image of about `bytes` bytes: the firmware bundle, repeated to fill (a real bundle compresses as this does). */
+async function imageOf(bytes: number): Promise<Uint8Array> {
+  const bundle = await firmwareBundle();
+  const overhead = buildVirtualAppImage({ chip: CHIPS.esp32s3, version: '2026.12.01', bundle: '' }).length;
+  let text = '';
+  while (text.length < bytes - overhead) text += bundle;
+  const build = (n: number) => buildVirtualAppImage({ chip: CHIPS.esp32s3, version: '2026.12.01', bundle: text.slice(0, Math.max(0, n)) });
+  let image = build(bytes - overhead);
+  image = build(bytes - overhead - (image.length - bytes)); // the padding to 4 and 16 bytes moves with the length
+  if (!verifyAppImageBytes(image).ok) throw new Error('the bench image does not verify');
+  return image;
+}
+
+const rig = loadRig(fileURLToPath(new URL('../../harness/rigs/two-board.json', import.meta.url)));
+const noBroker = { connect: async () => Promise.reject(new Error('no broker on this bench')), publish: async () => undefined, close: async () => undefined };
+const dir = mkdtempSync(join(tmpdir(), 'flash-bench-'));
+const board = new VirtualBoard(structuredClone(rig.boards[0]!), { air: new VirtualAir(), mqtt: noBroker, workDir: dir });
+try {
+  const image = await imageOf(target);
+  process.stderr.write(`bench:flash: ${image.length} bytes at 0x10000, UART at ${baud} baud after the stub (115200 before)\n`);
+  await board.start();
+  for (const c of cases) {
+    const overPty = c.startsWith('pty');
+    if (overPty) {
+      // No modem lines on a pseudo-terminal: the bench's boot control puts the board in download mode.
+      board.holdBoot(true);
+      await board.reset();
+      await board.releaseConsole();
+    }
+    const port = overPty ? new NodeSerialPort(board.consolePath) : new Rfc2217Port(board.rfc2217Url);
+    let seconds = 0;
+    await withEsptool({ port, before: overPty ? 'no_reset' : 'default_reset', after: overPty ? 'stay' : 'hard_reset', baudRate: baud }, async (loader) => {
+      const t0 = performance.now();
+      await writeImages(loader, [{ address: 0x10000, data: image }], c.endsWith('deflate'));
+      seconds = (performance.now() - t0) / 1000;
+    });
+    if (overPty) {
+      board.holdBoot(false);
+      await board.attachConsole();
+      await board.reset();
+    }
+    await board.settled();
+    const ratio = seconds / PacedLine.seconds(image.length, baud);
+    process.stdout.write(`flash ${c} bytes=${image.length} seconds=${seconds.toFixed(2)} line_rate_ratio=${ratio.toFixed(3)}\n`);
+  }
+} finally {
+  await board.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,78 @@
+// `fleet image`: build and inspect ESP-IDF app images and the partition table (DESIGN.md section 7).
+//   fleet image build --version 2026.03.01 -o fw.bin   an app image carrying the XS firmware bundle
+//   fleet image info <file> [--json]                    validates and describes any ESP32 app image
+//   fleet image partitions -o partitions.bin           firmware/partitions.csv in ESP-IDF's binary form
+// `info` exits 1 when the bootloader would refuse the image.
+import { InvalidArgumentError, type Command } from 'commander';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { chipByName } from '../../firmware/image/chips.ts';
+import { describeImage, formatImageDescription } from '../../firmware/image/describe.ts';
+import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
+import { compilePartitionTable, PARTITION_TABLE_OFFSET, subtypeName, typeName } from '../../firmware/image/partition-table.ts';
+import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/xs-payload.ts';
+
+function version(value: string): string {
+  if (!VERSION_PATTERN.test(value)) throw new InvalidArgumentError(`must be YYYY.MM.bb: ${value}`);
+  return value;
+}
+
+function chip(value: string): string {
+  try {
+    return chipByName(value).name;
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+function flashSize(value: string): number {
+  const m = /^(\d+)MB$/.exec(value);
+  if (!m) throw new InvalidArgumentError(`must be a size in MB such as 8MB: ${value}`);
+  return Number(m[1]) * 1024 * 1024;
+}
+
+export function imageCommand(program: Command, setExit: (code: number) => void): void {
+  const image = program.command('image').description('Build and inspect ESP-IDF app images and the partition table');
+
+  image
+    .command('build')
+    .description('Build an app image of the firmware: esp_app_desc_t with the version, the XS bundle in a data segment')
+    .requiredOption('--version <YYYY.MM.bb>', 'the version written into the app descriptor', version)
+    .requiredOption('-o, --output <file>', 'where to write the image')
+    .option('--chip <name>', 'target chip', chip, 'esp32s3')
+    .option('--project <name>', 'esp_app_desc_t project_name', DEFAULT_PROJECT_NAME)
+    .option('--bundle <file>', 'an XS bundle (one script) instead of the firmware built from firmware/src')
+    .action(async (o: { version: string; output: string; chip: string; project: string; bundle?: string }) => {
+      const chip = chipByName(o.chip);
+      process.stderr.write(o.bundle ? `image: bundle ${o.bundle}\n` : 'image: bundling the firmware for XS…\n');
+      const bundle = o.bundle ? readFileSync(o.bundle, 'utf8') : await (await import('../../firmware/host/firmware-image.ts')).firmwareBundle();
+      const bytes = buildVirtualAppImage({ chip, version: o.version, bundle, projectName: o.project });
+      writeFileSync(o.output, bytes);
+      const d = describeImage(bytes);
+      process.stdout.write(`${o.output}: ${d.chip} app image ${o.version} (${o.project}), ${bytes.length} bytes, sha256 ${d.fileSha256}\n`);
+    });
+
+  image
+    .command('info')
+    .description('Validate and describe an ESP32 app image (ours, ESP-IDF or Moddable SDK builds); exit 1 if the bootloader would refuse it')
+    .argument('<file>')
+    .option('--json', 'print the description as JSON')
+    .action((file: string, o: { json?: boolean }) => {
+      const d = describeImage(new Uint8Array(readFileSync(file)));
+      process.stdout.write(o.json ? JSON.stringify(d, null, 2) + '\n' : formatImageDescription(d, basename(file)));
+      if (!d.valid) setExit(1);
+    });
+
+  image
+    .command('partitions')
+    .description(`Compile a partition table CSV to ESP-IDF's binary format (flash it at 0x${PARTITION_TABLE_OFFSET.toString(16)})`)
+    .option('--csv <file>', 'the table (default: firmware/partitions.csv)')
+    .option('--flash-size <size>', 'flash size the table must fit', flashSize, 8 * 1024 * 1024)
+    .requiredOption('-o, --output <file>', 'where to write the binary table')
+    .action(async (o: { csv?: string; flashSize: number; output: string }) => {
+      const csvPath = o.csv ?? (await import('../../firmware/host/firmware-image.ts')).PARTITIONS_CSV;
+      const entries = parsePartitionCsv(readFileSync(csvPath, 'utf8'), csvPath);
+      writeFileSync(o.output, compilePartitionTable(entries, o.flashSize));
+      for (const p of entries) process.stdout.write(`${p.name.padEnd(16)} ${typeName(p.type).padEnd(5)} ${subtypeName(p.type, p.subtype).padEnd(9)} 0x${p.offset.toString(16).padStart(6, '0')} 0x${p.size.toString(16).padStart(6, '0')}\n`);
+    });
+}
