@@ -1,0 +1,102 @@
+/// <reference path="../native/native.d.ts" />
+// The System HAL on an ESP32-S3: who the board is, restart (esp_restart), and OTA through the SDK's
+// ESP32 `ota` module (build/devices/esp32/modules/ota: esp_ota_begin / esp_ota_write, then
+// esp_ota_end + esp_ota_set_boot_partition in `complete`), with the app-slot queries that module
+// lacks from native/fw_ota.c. With CONFIG_BOOTLOADER_APP_ROLLBACK_ENABLE (sdkconfig/) a new image
+// boots in PENDING_VERIFY and is rolled back by the bootloader unless it marks itself valid
+// (core/ota/client.ts confirmRunningApp, called by main.ts once the firmware is up).
+import OTA from 'ota';
+import Preference from 'preference';
+import { isUuid } from '../../../core/ids.ts';
+import type { AppSlotInfo, DeviceIdentity, OtaWriter, System } from '../../../hal/system.ts';
+import type { BoardConfig } from './board-config.ts';
+import { macText } from './buffers.ts';
+
+const restart = native('xs_fw_restart');
+const factoryMac = native('xs_fw_mac_address');
+const runningSlot = native('xs_fw_ota_running_app');
+const lastInvalidSlot = native('xs_fw_ota_last_invalid_app');
+const markValid = native('xs_fw_ota_mark_valid');
+
+/** NVS (Moddable's `preference` module, modules/files/preference/esp32) where a factory may store a UUID. */
+const UUID_DOMAIN = 'fleet';
+const UUID_KEY = 'uuid';
+
+function slotInfo([partition, version, projectName, state]: [string, string, string, string]): AppSlotInfo {
+  return { partition, version, projectName, state };
+}
+
+/**
+ * The board's UUID: the manifest's `uuid` when a build fixes it; else the one written into NVS at
+ * manufacturing (Preference fleet/uuid); else `<hardware class>-<factory MAC>`, unique per chip
+ * (eFuse BLK0) and within the UUID grammar of core/ids.ts.
+ */
+export function boardUuid(config: BoardConfig): string {
+  if (config.uuid) return config.uuid;
+  let stored: unknown;
+  try {
+    stored = Preference.get(UUID_DOMAIN, UUID_KEY);
+  } catch {
+    stored = undefined; // no NVS entry
+  }
+  if (typeof stored === 'string' && isUuid(stored)) return stored;
+  return `${config.hardwareClass}-${macText(factoryMac('base')).replace(/:/g, '').toLowerCase()}`;
+}
+
+export function boardIdentity(config: BoardConfig): DeviceIdentity {
+  return {
+    uuid: boardUuid(config),
+    role: config.role,
+    ...(config.role === 'controller' ? { ethernetMac: macText(factoryMac('ethernet')) } : {}),
+    wifiMac: macText(factoryMac('station')),
+    hardwareClass: config.hardwareClass,
+    productHex: config.productHex,
+    // The running image's esp_app_desc_t, never a setting (DESIGN.md section 7).
+    firmwareVersion: slotInfo(runningSlot()).version,
+    build: config.build,
+  };
+}
+
+export class EspSystem implements System {
+  constructor(private readonly who: DeviceIdentity) {}
+
+  identity(): DeviceIdentity {
+    return this.who;
+  }
+
+  reboot(_reason: string): void {
+    restart(); // the core has logged the reason (core/device.ts)
+  }
+
+  runningApp(): AppSlotInfo {
+    return slotInfo(runningSlot());
+  }
+
+  lastInvalidApp(): AppSlotInfo | null {
+    const slot = lastInvalidSlot();
+    return slot ? slotInfo(slot) : null;
+  }
+
+  markAppValid(): boolean {
+    return markValid();
+  }
+
+  otaBegin(size: number): OtaWriter {
+    if (!Number.isInteger(size) || size <= 0) throw new Error(`OTA image size must be a positive integer, got ${size}`);
+    // esp_ota_begin refuses too (ESP_ERR_OTA_ROLLBACK_INVALID_STATE); this says why.
+    if (this.runningApp().state === 'pending_verify') throw new Error('the running image is not confirmed yet');
+    const ota = new OTA(); // the passive slot: esp_ota_get_next_update_partition
+    let open = true;
+    return {
+      write: (chunk) => ota.write(chunk),
+      finish: () => {
+        open = false;
+        ota.complete(); // esp_ota_end verifies the image; throws when it is invalid
+      },
+      abort: () => {
+        if (open) ota.cancel();
+        open = false;
+      },
+    };
+  }
+}
