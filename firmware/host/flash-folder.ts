@@ -62,14 +62,19 @@ export class FlashFolder {
           this.die();
         }
         const handle = this.nextHandle++;
-        this.handles.set(handle, { fd: openSync(p, 'w'), path: c.path, written: 0 });
-        return { value: handle };
+        // keep: LittleFS's open for writing (LFS_O_RDWR | LFS_O_CREAT) keeps an existing file's bytes.
+        const kept = c.keep === true && existsSync(p) && statSync(p).isFile() ? statSync(p).size : null;
+        this.handles.set(handle, { fd: openSync(p, kept === null ? 'w' : 'r+'), path: c.path, written: 0 });
+        if (kept !== null) return { value: { handle, size: kept } };
+        return { value: c.keep === true ? { handle, size: 0 } : handle };
       }
       case 'fs.write': {
         const h = this.handles.get(c.handle);
         if (h === undefined) throw new Error('file not open');
         const cut = this.cuts('write', h.path);
-        writeSync(h.fd, payload);
+        // at: where the write goes (a file kept open for writing is written at its position).
+        if (typeof c.at === 'number') writeSync(h.fd, payload, 0, payload.length, c.at);
+        else writeSync(h.fd, payload);
         h.written += payload.length;
         if (cut) this.die();
         return {};
@@ -103,6 +108,28 @@ export class FlashFolder {
         if (had && (!cut || this.options.power!.pick(2) === 1)) rmSync(p);
         if (cut) this.die();
         return { value: had };
+      }
+      case 'fs.exists':
+        return { value: existsSync(this.resolve(c.path)) };
+      case 'fs.mkdir': {
+        const p = this.resolve(c.path);
+        if (existsSync(p) && !statSync(p).isDirectory()) throw new Error(`${c.path} is a file`);
+        mkdirSync(p, { recursive: true });
+        return {};
+      }
+      case 'fs.rmdir': {
+        const p = this.resolve(c.path);
+        if (!existsSync(p) || !statSync(p).isDirectory() || readdirSync(p).length > 0) return { value: false };
+        rmSync(p, { recursive: true });
+        return { value: true };
+      }
+      case 'fs.entries': {
+        // lfs_dir_read: "." and ".." first, then each entry; a folder has no length.
+        const dir = this.resolve(c.folder);
+        if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`no folder ${c.folder}`);
+        const entries: { name: string; length?: number }[] = [{ name: '.' }, { name: '..' }];
+        for (const d of readdirSync(dir, { withFileTypes: true })) entries.push(d.isFile() ? { name: d.name, length: statSync(join(dir, d.name)).size } : { name: d.name });
+        return { value: entries };
       }
       case 'fs.list': {
         const dir = this.resolve(c.folder);

@@ -89,6 +89,14 @@ export class OtaSlots {
     return true;
   }
 
+  /** The size of the slot begin() would write (esp_ota_get_next_update_partition). */
+  passiveSlotBytes(): number {
+    const index = this.slots.indexOf(this.running);
+    const target = this.slots[(index + 1) % this.slots.length];
+    if (!target || target === this.running) throw new OtaOpError('ESP_ERR_OTA_PARTITION_CONFLICT', 'no OTA slot other than the running one');
+    return target.size;
+  }
+
   begin(size: number): OtaUpdate {
     if (this.stateOf(this.running) === 'pending_verify') throw new OtaOpError('ESP_ERR_OTA_ROLLBACK_INVALID_STATE', 'Running app has not confirmed state (ESP_OTA_IMG_PENDING_VERIFY)');
     const index = this.slots.indexOf(this.running);

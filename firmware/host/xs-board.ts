@@ -19,13 +19,15 @@ import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
 import type { FirmwareSettings } from '../src/core/settings.ts';
 import type { Iface } from '../src/hal/network.ts';
 import type { DeviceIdentity } from '../src/hal/system.ts';
-import { decodeFrame, encodeFrame } from '../src/platform/xs-host/wire.ts';
+import { decodeFrame, encodeFrame } from '../sim/wire.ts';
 import { XsWorker, type MeterUsage } from '../xs/worker.ts';
 import type { Position, VirtualAir } from './air.ts';
 import { BootLog, type ResetReason } from './boot-log.ts';
 import { BootFailure, runBootloader, type BootedApp } from './boot-stage.ts';
 import { flashFactoryImages } from './factory-flash.ts';
-import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, firmwareImage, productPartitions } from './firmware-image.ts';
+import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, DEFAULT_PLATFORM, firmwareImage, productPartitions, type VirtualPlatform } from './firmware-image.ts';
+import { SimHost } from '../sim/host/sim-host.ts';
+import type { Socket as NetSocket } from 'node:net';
 import { FlashFolder, type FlashFolderOptions } from './flash-folder.ts';
 import { FlashImage } from './flash-image.ts';
 import { answerClientError, answerError, DEFAULT_INBOUND_LIMITS, HttpBridge, type InboundLimits } from './http-bridge.ts';
@@ -70,6 +72,12 @@ export interface XsBoardOptions {
   flash?: FlashFolderOptions;
   /** The task watchdog's budget per command (default WATCHDOG_COMPUTRONS). */
   watchdogComputrons?: number;
+  /**
+   * The firmware the factory flashes and the host serves: `moddable` runs platform/moddable over the
+   * emulated Moddable SDK (firmware/sim/, docs/moddable-emulation.md), `xs-host` the older in-XS
+   * platform (default DEFAULT_PLATFORM).
+   */
+  platform?: VirtualPlatform;
 }
 
 /**
@@ -81,6 +89,8 @@ export interface XsBoardOptions {
 export const WATCHDOG_COMPUTRONS = 2_000_000_000;
 /** More watchdog resets than this within WATCHDOG_WINDOW_MS: the board stays down (a boot loop). */
 const WATCHDOG_MAX_RESETS = 5;
+/** How long typeLine waits for a console command's OK/ERR line. */
+const TYPE_LINE_TIMEOUT_MS = 30_000;
 const WATCHDOG_WINDOW_MS = 60_000;
 
 /** What a board's MQTT sessions go through: host-side clients to the bench's broker. */
@@ -104,7 +114,14 @@ export class XsBoard {
   readonly urls: Partial<Record<Iface, string>> = {};
   clockSynchronized: boolean;
   clockOffsetMs = 0;
-  softAp: { ssid: string; password: string; txPowerDbm: number } | null = null;
+  private softApState: { ssid: string; password: string; txPowerDbm: number } | null = null;
+
+  /** The SoftAP on the air now (its SSID, passphrase and TX power), or null. */
+  get softAp(): { ssid: string; password: string; txPowerDbm: number } | null {
+    if (!this.sim) return this.softApState;
+    const ap = this.sim.radio.ap;
+    return ap?.inAir ? { ssid: ap.ssid, password: ap.password ?? '', txPowerDbm: this.sim.radio.txPowerDbm } : null;
+  }
   bootResult: unknown;
   /**
    * Since the last resetMeter() (start() resets it just before booting): XS computrons summed over
@@ -135,6 +152,11 @@ export class XsBoard {
   private readonly inFlight = new Set<Promise<unknown>>();
   private stationMac: string;
   private stationTxDbm = 20;
+  /** The emulated Moddable SDK's host side (platform moddable). */
+  private readonly sim: SimHost | undefined;
+  private lastRestartReason: string | undefined;
+  private bootAbort: ((err: Error) => void) | undefined;
+  private bootWaiter: ((outcome: { ok: true; value: unknown } | { ok: false; error: string }) => void) | undefined;
   private association: { bssid: string } | null = null;
   position: Position;
 
@@ -156,6 +178,70 @@ export class XsBoard {
       (what) => this.hostLine(`request failed: ${what}`),
     );
     this.clockSynchronized = o.clockSynchronized ?? true;
+    if ((o.platform ?? DEFAULT_PLATFORM) === 'moddable') this.sim = this.simHost();
+  }
+
+  get platform(): VirtualPlatform {
+    return this.sim ? 'moddable' : 'xs-host';
+  }
+
+  private simHost(): SimHost {
+    const o = this.o;
+    const hosts = { ...DEFAULT_HOSTS, ...o.hosts };
+    return new SimHost({
+      wifiMac: o.identity.wifiMac,
+      ...(o.identity.ethernetMac ? { ethernetMac: o.identity.ethernetMac } : {}),
+      addresses: { ethernet: hosts.ethernet, ap: hosts.softap, station: hosts.station },
+      ...(o.air ? { air: o.air } : {}),
+      position: () => this.position,
+      fuseKey: this.fuseKey,
+      emit: (event, payload) => this.send({ type: 'event', event }, payload).then(() => undefined),
+      sntpTime: () => (this.clockSynchronized ? Date.now() + this.clockOffsetMs : null),
+      consoleLine: (line) => {
+        // The event log as a bench reads it from a board's console (core/console/console.ts).
+        const logged = /^LOG (\w+) ([\w-]+): (.*)$/.exec(line);
+        if (logged) this.events.push({ level: logged[1]!.toLowerCase(), source: logged[2]!, message: logged[3]! });
+        const restart = /^LOG \w+ board: restart: (.*)$/.exec(line);
+        if (restart) this.lastRestartReason = restart[1];
+        this.consoleLine(line);
+      },
+      displayFrame: (lines) => this.displayHistory.push(lines),
+      booted: (outcome) => this.bootWaiter?.(outcome),
+      restart: () => {
+        const reason = this.lastRestartReason ?? 'esp_restart';
+        this.lastRestartReason = undefined;
+        this.reboots.push(reason);
+        if (this.o.onReboot) setImmediate(() => this.o.onReboot?.(reason));
+      },
+      fs: (c, payload) => this.flash.op(c, payload),
+      ota: (c, payload) => this.otaOp(c.op, c, payload),
+      mqttConnect: (c) => {
+        if (!this.o.mqtt) return Promise.reject(new Error('no MQTT broker is attached to this board'));
+        return this.o.mqtt.connect(c);
+      },
+      mqttPublish: (id, topic, payload) => this.o.mqtt!.publish(id, topic, payload),
+      mqttClose: async (id) => this.o.mqtt?.close(id),
+      refused: (iface, socket) => this.refuse(socket),
+      bound: (iface, url) => {
+        if (!iface) return;
+        const key: Iface = iface === 'ap' ? 'softap' : iface;
+        this.urls[key] = url;
+      },
+    });
+  }
+
+  /**
+   * A connection to one of the board's addresses while its firmware has no listener there: refused
+   * (RST), as lwIP does; while the board restarts, the bench's stand-in answers 503 with Retry-After
+   * so that a client can tell a restart from a dead board (docs/board-http-limits.md).
+   */
+  private refuse(socket: NetSocket): void {
+    if (this.restarting || this.starting || this.down) {
+      const body = JSON.stringify({ error: 'board_restarting', message: 'The board is restarting; try again shortly' });
+      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
+    socket.destroy();
   }
 
   /**
@@ -178,7 +264,7 @@ export class XsBoard {
   private async powerOn(reset: ResetReason): Promise<void> {
     this.spi = FlashImage.open(this.o.flashImage ?? `${this.o.flashDir}.bin`, this.o.flashSizeBytes ?? DEFAULT_FLASH_BYTES);
     if (this.spi.created) {
-      flashFactoryImages(this.spi, { chip: this.chip, table: productPartitions(), app: await firmwareImage(this.o.identity.firmwareVersion, { chip: this.chip }) });
+      flashFactoryImages(this.spi, { chip: this.chip, table: productPartitions(), app: await firmwareImage(this.o.identity.firmwareVersion, { chip: this.chip, platform: this.platform }) });
     }
     await this.runFromFlash(reset);
   }
@@ -239,6 +325,7 @@ export class XsBoard {
 
   /** A fresh engine with the firmware loaded: its RAM is new, the flash and listeners are kept. */
   private async startEngine(bundle: string): Promise<void> {
+    this.sim?.engineStopped();
     this.worker = await XsWorker.start({
       name: this.o.identity.uuid,
       meteringLimit: this.o.watchdogComputrons ?? WATCHDOG_COMPUTRONS,
@@ -246,6 +333,7 @@ export class XsBoard {
       onOutput: (line) => this.consoleLines.push(`XS ${line}`),
       onExit: (err) => void (this.starting ? undefined : this.watchdogReset(err.message)),
     });
+    this.sim?.engineStarted();
     this.account((await this.worker.evaluate(bundle)).meterUsage);
   }
 
@@ -259,12 +347,16 @@ export class XsBoard {
     if (this.closed || this.restarting) return this.restarting ?? Promise.resolve();
     const cause = /\(([^)]+)\)/.exec(reason)?.[1] ?? reason;
     this.reboots.push(`watchdog: ${cause}`);
+    const abort = this.bootAbort;
+    this.bootAbort = undefined;
+    if (this.bootWaiter) abort?.(new Error(`the engine died while booting: ${cause}`));
     this.hostLine(`firmware fault (${cause}): watchdog reset`);
     this.restarting = (async () => {
       this.powerOffRadios();
       for (const t of this.timers.values()) clearTimeout(t);
       this.timers.clear();
       this.http.abortOutbound();
+      this.sim?.engineStopped();
       this.otaUpdate = null;
       if (this.tooManyResets()) return;
       await this.worker.close();
@@ -299,8 +391,8 @@ export class XsBoard {
   }
 
   private powerOffRadios(): void {
-    if (this.softAp) this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
-    this.softAp = null;
+    if (this.softApState) this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
+    this.softApState = null;
     if (this.association) this.o.air?.disconnect(this.association.bssid, this.stationMac);
     this.association = null;
     this.stationMac = this.o.identity.wifiMac;
@@ -315,13 +407,59 @@ export class XsBoard {
   async boot(): Promise<unknown> {
     this.resetMeter();
     try {
-      this.bootResult = await this.send({ type: 'boot', identity: this.identityNow, settings: this.o.settings ?? {}, adminPassword: this.o.adminPassword });
+      if (this.sim) {
+        this.bootResult = await this.bootModdable();
+        await this.quiet();
+      } else {
+        this.bootResult = await this.send({ type: 'boot', identity: this.identityNow, settings: this.o.settings ?? {}, adminPassword: this.o.adminPassword });
+      }
     } catch (err) {
       if (!this.restarting) throw err;
       await this.restarting;
       if (this.down) throw new BootFailure(`board ${this.o.identity.uuid} is down: ${err instanceof Error ? err.message : String(err)}`);
     }
     return this.bootResult;
+  }
+
+  /**
+   * Starts platform/moddable and waits for its boot to end (it spans many commands: the scan, the
+   * Ethernet link, SNTP); a watchdog reset meanwhile rejects, and boot() waits for the restart.
+   */
+  private bootModdable(): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const dead = (err: Error) => {
+        this.bootWaiter = undefined;
+        reject(err);
+      };
+      this.bootWaiter = (outcome) => {
+        this.bootWaiter = undefined;
+        if (outcome.ok) resolve(outcome.value);
+        else reject(new Error(`firmware: ${outcome.error}`));
+      };
+      this.bootAbort = dead;
+      this.send({ type: 'boot', config: this.buildConfig(), settings: this.o.settings ?? {}, adminPassword: this.o.adminPassword }).catch(dead);
+    });
+  }
+
+  /**
+   * The build configuration of a board running platform/moddable (its manifest's "config", which a
+   * real board has compiled in): who it is; its MACs come from the chip, its version from the image.
+   */
+  private buildConfig(): Record<string, unknown> {
+    const id = this.o.identity;
+    return { role: id.role, hardware_class: id.hardwareClass, product_hex: id.productHex, uuid: id.uuid, build: id.build, crypto: 'psa', ethernet: id.role === 'controller' && !!id.ethernetMac, display: true };
+  }
+
+  /**
+   * Resolves once the reports that the last command started have been delivered (the Ethernet
+   * link and its address after a boot, the listeners bound) and nothing is in flight.
+   */
+  private async quiet(): Promise<void> {
+    for (let rounds = 0; rounds < 50; rounds++) {
+      await new Promise((r) => setImmediate(r));
+      if (this.inFlight.size === 0) return;
+      await this.idle();
+    }
   }
 
   /** The image running now: its slot and esp_app_desc_t. */
@@ -346,9 +484,9 @@ export class XsBoard {
   }
 
   /** Sends a command into the firmware and returns its answer (throws what the firmware threw). */
-  async send(command: Record<string, unknown>): Promise<any> {
+  async send(command: Record<string, unknown>, payload?: Uint8Array): Promise<any> {
     if (this.closed) throw new Error(`board ${this.o.identity.uuid} is closed`);
-    const pending = this.worker.issueCommand(encodeFrame(command));
+    const pending = this.worker.issueCommand(encodeFrame(command, payload));
     this.inFlight.add(pending);
     let result: Awaited<typeof pending>;
     try {
@@ -367,7 +505,11 @@ export class XsBoard {
   async typeLine(line: string): Promise<string> {
     const before = this.consoleLines.length;
     await this.send({ type: 'console', line });
-    const answer = this.consoleLines.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR '));
+    const find = () => this.consoleLines.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR '));
+    // On platform/moddable a command may answer after later events (its UART output, the network).
+    const until = Date.now() + TYPE_LINE_TIMEOUT_MS;
+    while (!find() && this.sim && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    const answer = find();
     if (!answer) throw new Error(`no answer to ${JSON.stringify(line)}`);
     return answer;
   }
@@ -394,6 +536,7 @@ export class XsBoard {
     await this.restarting;
     for (const t of this.timers.values()) clearTimeout(t);
     this.http.abortAll();
+    await this.sim?.close();
     await Promise.all(this.servers.map((s) => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())))));
     await this.worker?.close();
     this.flash.closeAll();
@@ -424,6 +567,11 @@ export class XsBoard {
   }
 
   private async hostOp(c: Record<string, any>, payload: Uint8Array): Promise<{ value?: unknown; payload?: Uint8Array } | void> {
+    if (this.sim) {
+      const answer = await this.sim.op(c, payload);
+      if (answer === null) throw new Error(`unknown host call ${c.op}`);
+      return answer;
+    }
     const fsOut = this.flash.op(c, payload);
     if (fsOut !== undefined) return fsOut;
     const httpOut = await this.http.op(c, payload);
@@ -455,7 +603,7 @@ export class XsBoard {
       case 'radio.bssid':
         return { value: bssidOf(this.o.identity.wifiMac) };
       case 'radio.softap.start':
-        this.softAp = { ssid: c.ssid, password: c.password, txPowerDbm: c.txPowerDbm };
+        this.softApState = { ssid: c.ssid, password: c.password, txPowerDbm: c.txPowerDbm };
         this.o.air?.start({
           ssid: c.ssid,
           bssid: bssidOf(this.o.identity.wifiMac),
@@ -470,7 +618,7 @@ export class XsBoard {
         });
         return;
       case 'radio.softap.stop':
-        this.softAp = null;
+        this.softApState = null;
         this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
         return;
       case 'radio.scan':
@@ -537,7 +685,8 @@ export class XsBoard {
       case 'ota.begin':
         this.otaUpdate?.abort();
         this.otaUpdate = null;
-        this.otaUpdate = ota.begin(c.size);
+        // The SDK's ota module opens with OTA_SIZE_UNKNOWN: the whole passive slot is erased.
+        this.otaUpdate = ota.begin(c.size ?? ota.passiveSlotBytes());
         return;
       case 'ota.write':
         if (!this.otaUpdate) throw new Error('no OTA in progress');

@@ -1,7 +1,7 @@
 // Calls from the firmware (inside XS) to its host: synchronous, through the worker's issueCommand
 // (docs/xs-engine.md). Each call is one frame out and one frame back; a host-side failure comes back
 // as {"ok": false, "error": …} and is thrown here.
-import { decodeFrame, encodeFrame, toArrayBuffer } from './wire.ts';
+import { decodeFrame, encodeFrame, toArrayBuffer } from '../../../sim/wire.ts';
 
 declare const issueCommand: (message: ArrayBuffer) => ArrayBuffer;
 

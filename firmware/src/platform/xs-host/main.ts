@@ -6,7 +6,7 @@ import { confirmRunningApp } from '../../core/ota/client.ts';
 import type { FirmwareSettings } from '../../core/settings.ts';
 import type { DeviceIdentity } from '../../hal/system.ts';
 import { createXsHostHal, type Inbound } from './hal.ts';
-import { decodeFrame, encodeFrame, toArrayBuffer } from './wire.ts';
+import { decodeFrame, encodeFrame, toArrayBuffer } from '../../../sim/wire.ts';
 
 interface Command {
   type: 'boot' | 'http' | 'timer' | 'console' | 'associated' | 'status' | 'pubkey';

@@ -87,7 +87,7 @@ export function createBoardHal(config: BoardConfig): BoardHal {
     display,
     eventLog,
     console: consoleHal,
-    system: new EspSystem(boardIdentity(config)),
+    system: new EspSystem(boardIdentity(config), info),
     mqtt: new BoardMqtt(),
   };
   const ethernet = config.ethernet ? startEthernet(addresses, info) : undefined;

@@ -58,14 +58,19 @@ export function boardIdentity(config: BoardConfig): DeviceIdentity {
 }
 
 export class EspSystem implements System {
-  constructor(private readonly who: DeviceIdentity) {}
+  constructor(
+    private readonly who: DeviceIdentity,
+    /** The platform's log (hal/board.ts): the reason of a restart is on the console and in the event log before the reset. */
+    private readonly log: (message: string) => void = () => {},
+  ) {}
 
   identity(): DeviceIdentity {
     return this.who;
   }
 
-  reboot(_reason: string): void {
-    restart(); // the core has logged the reason (core/device.ts)
+  reboot(reason: string): void {
+    this.log(`restart: ${reason}`); // esp_restart takes no reason: a bench reads it here
+    restart();
   }
 
   runningApp(): AppSlotInfo {

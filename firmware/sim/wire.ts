@@ -1,7 +1,7 @@
 // The frames between the firmware in XS and its host process, both directions: UTF-8 JSON, a newline
 // (0x0A, which JSON.stringify never emits raw), then an optional binary payload (file and body
 // chunks travel as bytes, not Base64). Portable: used inside XS and by the Node host.
-import { utf8Decode, utf8Encode } from '../../core/bytes.ts';
+import { utf8Decode, utf8Encode } from '../src/core/bytes.ts';
 
 export interface Frame {
   json: unknown;
@@ -25,5 +25,5 @@ export function decodeFrame(bytes: Uint8Array): Frame {
 
 /** The ArrayBuffer of exactly these bytes (what the worker's issueCommand wants). */
 export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  return (bytes.buffer as ArrayBuffer).slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
 }
