@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { adminRoutes } from './admin/routes.ts';
 import { appconfigRoutes } from './appconfig/routes.ts';
 import { AppConfigService } from './appconfig/service.ts';
+import { Admission, type AdmissionStats } from './admission.ts';
 import { DeviceAuthenticator } from './auth/device-signature.ts';
 import { createTokenVerifier, requireSuperUser, type TokenVerifier } from './auth/jwt.ts';
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
@@ -20,6 +21,7 @@ import { jsonLineSink, LogLevels, LogRegistry, prettySink, type FunctionLogger, 
 import { openApiDocument } from './openapi.ts';
 import { otaFastPath, otaRoutes } from './ota/routes.ts';
 import { OtaService } from './ota/service.ts';
+import { guardStore } from './store/guard.ts';
 import type { CloudStore } from './store/types.ts';
 import { methodGuard, requestRefusal } from './transport.ts';
 import { PACKAGE_VERSION } from './version.ts';
@@ -49,6 +51,8 @@ export interface Cloud {
   limits: HttpLimits;
   levels: LogLevels;
   logs: LogRegistry;
+  /** The admission gates' counters (docs/fleet-scale.md). */
+  gates(): { store: AdmissionStats; upload: AdmissionStats };
   /** Loads the deployed log levels and starts refreshing them. */
   start(): Promise<void>;
   stop(): void;
@@ -65,11 +69,25 @@ export function functionForPath(path: string): CloudFunction | undefined {
 }
 
 export function createCloud(deps: CloudDeps): Cloud {
-  const { config, store } = deps;
+  const { config } = deps;
   const now = deps.now ?? Date.now;
   const limits: HttpLimits = { ...HTTP_LIMITS, ...deps.limits };
+  // Every route's store calls go through a bounded gate (503 store_saturated past it); the health
+  // check and the log-level refresh use the store directly, so they keep answering under load.
+  const { store, gate: storeGate } = guardStore(deps.store, {
+    maxActive: limits.storeMaxActive,
+    maxQueued: limits.storeMaxQueued,
+    maxWaitMs: limits.storeMaxWaitMs,
+    retryAfterSeconds: limits.retryAfterSeconds,
+  });
+  const uploadGate = new Admission('upload', {
+    maxActive: limits.uploadMaxActive,
+    maxQueued: limits.uploadMaxQueued,
+    maxWaitMs: limits.uploadMaxWaitMs,
+    retryAfterSeconds: limits.retryAfterSeconds,
+  });
   const sink = deps.sink ?? (config.logFormat === 'pretty' ? prettySink() : jsonLineSink());
-  const levels = new LogLevels(store);
+  const levels = new LogLevels(deps.store);
   const logs = new LogRegistry(levels, sink, now);
   const log = (fn: CloudFunction) => logs.logger(fn);
   const logFor = (req: Request): FunctionLogger | undefined => {
@@ -110,10 +128,10 @@ export function createCloud(deps: CloudDeps): Cloud {
   // 64 KB per connection buffered and parsed. inflate: false: a compressed JSON body is a 415, not
   // something to decompress.
   app.use(['/admin', '/appconfig'], superUser, express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false }));
-  app.use(healthRoutes(store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION));
+  app.use(healthRoutes(deps.store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION));
   app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
   app.use(otaRoutes(ota));
-  app.use(backupRoutes({ store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs }));
+  app.use(backupRoutes({ store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }));
   app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
   app.use(adminRoutes({ store, ota, superUser, log: log('svc-func-admin'), now }));
   app.use((req, _res, next) => next(new ApiError('route_not_found', { method: req.method, path: req.path.slice(0, 256) })));
@@ -168,6 +186,7 @@ export function createCloud(deps: CloudDeps): Cloud {
     limits,
     levels,
     logs,
+    gates: () => ({ store: storeGate.stats(), upload: uploadGate.stats() }),
     async start() {
       await levels.refresh();
       levels.start(config.appconfigRefreshMs, (err) =>

@@ -19,6 +19,7 @@ export const ERROR_CATALOG = {
   expectation_failed: { status: 417, message: 'Only Expect: 100-continue is supported' },
   header_too_large: { status: 431, message: 'The request headers are too large' },
   body_not_allowed: { status: 400, message: 'A GET or HEAD request must not have a body' },
+  store_saturated: { status: 503, message: 'The service is saturated; retry after the Retry-After delay' },
 
   // JWT super user (appconfig, admin)
   missing_token: { status: 401, message: 'An Authorization: Bearer token is required' },
@@ -80,6 +81,7 @@ export const TRANSPORT_ERROR_CODES: readonly ErrorCode[] = [
   'expectation_failed',
   'header_too_large',
   'body_not_allowed',
+  'store_saturated',
 ];
 
 export interface ErrorBody {

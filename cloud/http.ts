@@ -52,11 +52,13 @@ export function renderError(
     apiError = new ApiError('internal_error');
     log?.error('unhandled exception', { ...context, error: err instanceof Error ? err.message : String(err), stack: err instanceof Error ? err.stack : undefined });
   }
-  if (apiError.status < 500) log?.info('request refused', { ...context, status: apiError.status, error: apiError.code });
+  if (apiError.status < 500 || apiError.status === 503) log?.info('request refused', { ...context, status: apiError.status, error: apiError.code });
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  // A saturated store or upload gate (docs/fleet-scale.md): say when to come back.
+  if (apiError.status === 503) res.setHeader('retry-after', String(apiError.details?.retry_after_seconds ?? 1));
   // A client that stalled (408) sends nothing more: close at once. Otherwise, when a body is still
   // arriving, read it away before closing (lingerForBody), so the answer is not lost to a reset.
   // `bodyComing: false`: an `Expect: 100-continue` request answered without a 100 sends no body.

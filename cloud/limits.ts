@@ -16,6 +16,18 @@ export interface HttpLimits {
   maxHeaderBytes: number;
   /** Header fields per request: 431 above it (node would silently drop those past its own count). */
   maxHeaderFields: number;
+  /** Store operations at work at once, queued behind them, and how long one may wait: 503 past these (docs/fleet-scale.md). */
+  storeMaxActive: number;
+  storeMaxQueued: number;
+  storeMaxWaitMs: number;
+  /** Backup uploads past authentication at once (each may hold up to 512 KB), queued, wait: 503 past these. */
+  uploadMaxActive: number;
+  uploadMaxQueued: number;
+  uploadMaxWaitMs: number;
+  /** The Retry-After of a 503 store_saturated, in seconds. */
+  retryAfterSeconds: number;
+  /** Pending connections the kernel queues before accept (node's default, 511, drops SYNs in a boot storm; Linux caps it at net.core.somaxconn). */
+  listenBacklog: number;
 }
 
 export const HTTP_LIMITS: HttpLimits = {
@@ -26,4 +38,12 @@ export const HTTP_LIMITS: HttpLimits = {
   connectionsCheckingIntervalMs: 1_000,
   maxHeaderBytes: 16_384,
   maxHeaderFields: 100,
+  storeMaxActive: 32,
+  storeMaxQueued: 2048,
+  storeMaxWaitMs: 5_000,
+  uploadMaxActive: 64,
+  uploadMaxQueued: 1024,
+  uploadMaxWaitMs: 10_000,
+  retryAfterSeconds: 2,
+  listenBacklog: 4096,
 };

@@ -41,17 +41,48 @@ export function logRecord(time: string, level: LogLevel, fn: CloudFunction, msg:
   return record;
 }
 
-export function jsonLineSink(stream: NodeJS.WritableStream = process.stdout): LogSink {
+/**
+ * Log output the stream has not taken yet, in bytes, past which records are dropped (and counted)
+ * instead of buffered: a slow log consumer must not grow the service's memory (docs/fleet-scale.md).
+ */
+export const LOG_MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/** Records below WARNING written per second, across functions; the rest are counted and summarized. */
+export const LOG_MAX_RECORDS_PER_SECOND = 2000;
+
+/**
+ * Writes lines while the stream keeps up; while more than `maxBufferedBytes` wait in it, drops records
+ * and then writes one WARNING `log records dropped` with the count before the next line it can write.
+ */
+function boundedLineSink(stream: NodeJS.WritableStream, format: (record: LogRecord) => string, maxBufferedBytes: number): LogSink {
+  let dropped = 0;
   return (record) => {
-    stream.write(JSON.stringify(record) + '\n');
+    const pending = (stream as NodeJS.WritableStream & { writableLength?: number }).writableLength ?? 0;
+    if (pending > maxBufferedBytes) {
+      dropped++;
+      return;
+    }
+    if (dropped > 0) {
+      stream.write(format(logRecord(record.time, 'WARNING', record.function, 'log records dropped', { dropped, reason: 'log output slower than the service' })));
+      dropped = 0;
+    }
+    stream.write(format(record));
   };
 }
 
-export function prettySink(stream: NodeJS.WritableStream = process.stdout): LogSink {
-  return ({ time, level, function: fn, msg, ...fields }) => {
-    const extra = Object.keys(fields).length ? ' ' + JSON.stringify(fields) : '';
-    stream.write(`${time} ${level.padEnd(8)} ${fn} ${msg}${extra}\n`);
-  };
+export function jsonLineSink(stream: NodeJS.WritableStream = process.stdout, maxBufferedBytes = LOG_MAX_BUFFERED_BYTES): LogSink {
+  return boundedLineSink(stream, (record) => JSON.stringify(record) + '\n', maxBufferedBytes);
+}
+
+export function prettySink(stream: NodeJS.WritableStream = process.stdout, maxBufferedBytes = LOG_MAX_BUFFERED_BYTES): LogSink {
+  return boundedLineSink(
+    stream,
+    ({ time, level, function: fn, msg, ...fields }) => {
+      const extra = Object.keys(fields).length ? ' ' + JSON.stringify(fields) : '';
+      return `${time} ${level.padEnd(8)} ${fn} ${msg}${extra}\n`;
+    },
+    maxBufferedBytes,
+  );
 }
 
 export interface FunctionLogger {
@@ -115,12 +146,43 @@ export class LogLevels {
 
 export class LogRegistry {
   private readonly loggers = new Map<CloudFunction, FunctionLogger>();
+  /** The second (epoch s) being counted, records below WARNING in it, and those suppressed per function. */
+  private second = -1;
+  private inSecond = 0;
+  private readonly suppressed = new Map<CloudFunction, number>();
 
   constructor(
     readonly levels: LogLevels,
     private readonly sink: LogSink,
     private readonly now: () => number = Date.now,
+    /** Records below WARNING per second; past it they are counted and summarized (docs/fleet-scale.md). */
+    private readonly maxPerSecond: number = LOG_MAX_RECORDS_PER_SECOND,
   ) {}
+
+  /**
+   * At DEBUG every request logs; at a boot storm's rate that is more output than the service should
+   * spend on. Records below WARNING beyond maxPerSecond in one second are not written; the first
+   * record of a later second is preceded by one WARNING `log records suppressed` per function with
+   * the count. WARNING and above are never suppressed.
+   */
+  private admit(fn: CloudFunction, level: LogLevel, nowMs: number): boolean {
+    const second = Math.floor(nowMs / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.inSecond = 0;
+      if (this.suppressed.size > 0) {
+        const time = new Date(nowMs).toISOString();
+        for (const [f, count] of this.suppressed) {
+          this.sink(logRecord(time, 'WARNING', f, 'log records suppressed', { suppressed: count, limit_per_second: this.maxPerSecond }));
+        }
+        this.suppressed.clear();
+      }
+    }
+    if (LEVEL_RANK[level] >= LEVEL_RANK.WARNING) return true;
+    if (++this.inSecond <= this.maxPerSecond) return true;
+    this.suppressed.set(fn, (this.suppressed.get(fn) ?? 0) + 1);
+    return false;
+  }
 
   logger(fn: CloudFunction): FunctionLogger {
     let logger = this.loggers.get(fn);
@@ -135,7 +197,9 @@ export class LogRegistry {
     const enabled = (level: LogLevel) => LEVEL_RANK[level] >= LEVEL_RANK[this.levels.get(fn)];
     const emit = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
       if (!enabled(level)) return;
-      this.sink(logRecord(new Date(this.now()).toISOString(), level, fn, msg, fields));
+      const nowMs = this.now();
+      if (!this.admit(fn, level, nowMs)) return;
+      this.sink(logRecord(new Date(nowMs).toISOString(), level, fn, msg, fields));
     };
     return {
       functionName: fn,

@@ -55,7 +55,7 @@ export const openApiDocument = {
     title: 'Device fleet cloud API',
     version: PACKAGE_VERSION,
     description:
-      'Firmware update check, encrypted device backups, runtime configuration of the cloud functions, health, and the admin API. Every error body is {"error": code, "message": text, "details"?: object}. Any route may also answer 400 bad_request or body_not_allowed, 404 route_not_found, 405 method_not_allowed (with Allow), 408 request_timeout, 417 expectation_failed or 431 header_too_large (docs/cloud-limits.md).',
+      'Firmware update check, encrypted device backups, runtime configuration of the cloud functions, health, and the admin API. Every error body is {"error": code, "message": text, "details"?: object}. Any route may also answer 400 bad_request or body_not_allowed, 404 route_not_found, 405 method_not_allowed (with Allow), 408 request_timeout, 417 expectation_failed or 431 header_too_large (docs/cloud-limits.md), and 503 store_saturated with Retry-After when the store or the upload gate is saturated (docs/fleet-scale.md).',
   },
   servers: [{ url: 'http://127.0.0.1:8080' }],
   paths: {
@@ -300,7 +300,7 @@ export const openApiDocument = {
       ErrorCode: {
         type: 'string',
         enum: [
-          'route_not_found', 'bad_request', 'method_not_allowed', 'request_timeout', 'expectation_failed', 'header_too_large', 'body_not_allowed', 'invalid_json', 'invalid_body', 'unsupported_media_type', 'payload_too_large', 'invalid_uuid', 'internal_error',
+          'route_not_found', 'bad_request', 'method_not_allowed', 'request_timeout', 'expectation_failed', 'header_too_large', 'body_not_allowed', 'store_saturated', 'invalid_json', 'invalid_body', 'unsupported_media_type', 'payload_too_large', 'invalid_uuid', 'internal_error',
           'missing_token', 'invalid_token', 'not_superuser',
           'invalid_product_hex', 'invalid_version', 'invalid_name', 'firmware_not_found', 'current_version_unknown', 'current_version_revoked',
           'missing_header', 'invalid_header', 'invalid_base64', 'invalid_content_type', 'invalid_backup_format', 'device_uuid_mismatch',

@@ -50,7 +50,7 @@ export async function startCloudServer(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.port, config.host, () => {
+    server.listen({ port: config.port, host: config.host, backlog: limits.listenBacklog }, () => {
       server.off('error', reject);
       resolve();
     });

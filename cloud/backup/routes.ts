@@ -3,6 +3,7 @@
 // framing, stores the blob with its plaintext ETag as metadata, and records last_backup_date.
 import { Router, type Request, type Response } from 'express';
 import { DeviceAuthenticator, DEVICE_UUID, parseSignedHeaders } from '../auth/device-signature.ts';
+import type { Admission } from '../admission.ts';
 import { ApiError } from '../errors.ts';
 import { BodyTooLargeError, readBodyLimited, route, sendJson } from '../http.ts';
 import type { FunctionLogger } from '../logging.ts';
@@ -17,6 +18,8 @@ export interface BackupRoutesDeps {
   now: () => number;
   /** An upload that sends nothing for this long is refused with 408 (docs/cloud-limits.md). */
   bodyIdleTimeoutMs: number;
+  /** Bounds the uploads at work (each may hold a body): 503 store_saturated past it (docs/fleet-scale.md). */
+  uploads?: Admission;
 }
 
 function pathUuid(req: Request): string {
@@ -25,7 +28,7 @@ function pathUuid(req: Request): string {
   return uuid;
 }
 
-export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs }: BackupRoutesDeps): Router {
+export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads }: BackupRoutesDeps): Router {
   const router = Router();
 
   router.post(
@@ -45,35 +48,53 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs }: Backu
       if (declared !== undefined && Number(declared) > MAX_BACKUP_BYTES) {
         throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: Number(declared) });
       }
-      await auth.authenticate(signed);
-      let blob: Buffer;
+      // A slot of the upload gate is held from authentication to the store write: the bodies held in
+      // memory at once are bounded, and past the gate's queue the device is told to come back (503).
+      const release = uploads ? await uploads.acquire() : undefined;
       try {
-        blob = await readBodyLimited(req, MAX_BACKUP_BYTES, { idleTimeoutMs: bodyIdleTimeoutMs });
-      } catch (err) {
-        if (err instanceof BodyTooLargeError) throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES });
-        throw err;
+        await storeUpload(req, res, uuid, signed, etag, ifNoneMatch);
+      } finally {
+        release?.();
       }
-      if (!isFfceBlob(blob)) {
-        throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
-      }
-      // spec 4.1: If-None-Match is evaluated only when ETag is present too; equal to the stored ETag
-      // means 304 and nothing is written.
-      if (etag !== null && ifNoneMatch !== null) {
-        const stored = await store.getBackupMeta(uuid);
-        if (stored?.etag && (ifNoneMatch === '*' || ifNoneMatch.includes(stored.etag))) {
-          log.debug('backup unchanged', { uuid, etag: stored.etag });
-          res.setHeader('etag', formatEtag(stored.etag));
-          res.status(304).end();
-          return;
-        }
-      }
-      const at = new Date(now()).toISOString();
-      const meta = await store.putBackup(uuid, blob, etag, at);
-      log.info('backup stored', { uuid, size: blob.length, etag });
-      if (etag) res.setHeader('etag', formatEtag(etag));
-      sendJson(res, 200, { message: 'Backup stored', last_backup_date: meta.lastBackupDate });
     }),
   );
+
+  async function storeUpload(
+    req: Request,
+    res: Response,
+    uuid: string,
+    signed: ReturnType<typeof parseSignedHeaders>,
+    etag: string | null,
+    ifNoneMatch: ReturnType<typeof parseIfNoneMatch> | null,
+  ): Promise<void> {
+    await auth.authenticate(signed);
+    let blob: Buffer;
+    try {
+      blob = await readBodyLimited(req, MAX_BACKUP_BYTES, { idleTimeoutMs: bodyIdleTimeoutMs });
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES });
+      throw err;
+    }
+    if (!isFfceBlob(blob)) {
+      throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
+    }
+    // spec 4.1: If-None-Match is evaluated only when ETag is present too; equal to the stored ETag
+    // means 304 and nothing is written.
+    if (etag !== null && ifNoneMatch !== null) {
+      const stored = await store.getBackupMeta(uuid);
+      if (stored?.etag && (ifNoneMatch === '*' || ifNoneMatch.includes(stored.etag))) {
+        log.debug('backup unchanged', { uuid, etag: stored.etag });
+        res.setHeader('etag', formatEtag(stored.etag));
+        res.status(304).end();
+        return;
+      }
+    }
+    const at = new Date(now()).toISOString();
+    const meta = await store.putBackup(uuid, blob, etag, at);
+    log.info('backup stored', { uuid, size: blob.length, etag });
+    if (etag) res.setHeader('etag', formatEtag(etag));
+    sendJson(res, 200, { message: 'Backup stored', last_backup_date: meta.lastBackupDate });
+  }
 
   router.get(
     '/devices/:uuid/backup',

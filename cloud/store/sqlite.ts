@@ -121,11 +121,11 @@ export class SqliteStore implements CloudStore {
       updateDevice: db.prepare(`UPDATE devices SET public_key_pem = ?, updated_at = ? WHERE uuid = ?`),
       deleteDevice: db.prepare(`DELETE FROM devices WHERE uuid = ?`),
       deleteDeviceNonces: db.prepare(`DELETE FROM device_nonces WHERE uuid = ?`),
-      insertNonce: db.prepare(
-        `INSERT INTO device_nonces (uuid, nonce, expires_at_ms) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
-      ),
-      reviveNonce: db.prepare(
-        `UPDATE device_nonces SET expires_at_ms = ? WHERE uuid = ? AND nonce = ? AND expires_at_ms <= ?`,
+      // One statement, as on PostgreSQL: a new nonce is inserted, an expired one not purged yet is
+      // revived, a live one changes nothing (a replay). No transaction wrapper per request.
+      recordNonce: db.prepare(
+        `INSERT INTO device_nonces (uuid, nonce, expires_at_ms) VALUES (?, ?, ?)
+         ON CONFLICT (uuid, nonce) DO UPDATE SET expires_at_ms = excluded.expires_at_ms WHERE device_nonces.expires_at_ms <= ?`,
       ),
       purgeNonces: db.prepare(`DELETE FROM device_nonces WHERE expires_at_ms <= ?`),
       getBackupMeta: db.prepare<[string], { uuid: string; etag: string | null; size: number; last_backup_date: string }>(
@@ -246,11 +246,7 @@ export class SqliteStore implements CloudStore {
       this.noncesSincePurge = 0;
       this.stmts.purgeNonces.run(nowMs);
     }
-    return this.db.transaction(() => {
-      if (this.stmts.insertNonce.run(uuid, nonce, expiresAtMs).changes > 0) return true;
-      // A row that has expired but was not purged yet is not a replay.
-      return this.stmts.reviveNonce.run(expiresAtMs, uuid, nonce, nowMs).changes > 0;
-    })();
+    return this.stmts.recordNonce.run(uuid, nonce, expiresAtMs, nowMs).changes > 0;
   }
 
   async getBackupMeta(uuid: string): Promise<BackupMeta | null> {

@@ -1,0 +1,231 @@
+// The limits the cloud keeps under a boot storm (docs/fleet-scale.md): a saturated store or upload gate
+// answers 503 store_saturated with Retry-After instead of queueing without bound; the health check
+// still answers; log output at DEBUG is bounded in records per second and in buffered bytes.
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Admission } from '../../cloud/admission.ts';
+import { loadConfig } from '../../cloud/config.ts';
+import { jsonLineSink, LogLevels, LogRegistry, type LogRecord } from '../../cloud/logging.ts';
+import type { HttpLimits } from '../../cloud/limits.ts';
+import { startCloudServer, type RunningCloud } from '../../cloud/server.ts';
+import { SqliteStore } from '../../cloud/store/sqlite.ts';
+import type { CloudStore } from '../../cloud/store/types.ts';
+import { signDeviceRequest } from '../../tools/device-signer.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
+import { ffceBlob } from '../helpers/cloud.ts';
+
+const running: RunningCloud[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0)) await r.close();
+});
+
+/** A SQLite store whose getDevice waits while `hold` is set: a store that is slow to answer. */
+function slowStore(): { store: CloudStore; hold(): void; release(): void; raw: SqliteStore } {
+  const raw = new SqliteStore(':memory:');
+  let gate: Promise<void> | undefined;
+  let open: (() => void) | undefined;
+  const store = new Proxy(raw, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop === 'getDevice') {
+        return async (uuid: string) => {
+          if (gate) await gate;
+          return target.getDevice(uuid);
+        };
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return {
+    store,
+    raw,
+    hold() {
+      gate = new Promise((r) => (open = r));
+    },
+    release() {
+      gate = undefined;
+      open?.();
+    },
+  };
+}
+
+async function start(store: CloudStore, limits: Partial<HttpLimits>): Promise<RunningCloud> {
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: ':memory:', JWT_SECRET: 'test-secret-0123456789abcdef' });
+  const r = await startCloudServer(config, { store, sink: () => undefined, limits });
+  running.push(r);
+  return r;
+}
+
+async function enroll(store: CloudStore, uuid: string): Promise<KeyObject> {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  await store.putDevice(uuid, publicKey.export({ type: 'spki', format: 'pem' }).toString(), new Date().toISOString());
+  return privateKey;
+}
+
+async function until(what: string, cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (cond()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+describe('store saturation', () => {
+  it('past the store gate’s queue a request gets 503 store_saturated with Retry-After; queued ones are answered once the store is back', async () => {
+    const slow = slowStore();
+    const key = await enroll(slow.raw, 'dev-1');
+    const cloud = await start(slow.store, { storeMaxActive: 1, storeMaxQueued: 1, storeMaxWaitMs: 60_000, retryAfterSeconds: 3 });
+    slow.hold();
+    const get = () => fetch(`${cloud.url}/devices/dev-1/backup`, { headers: { ...signDeviceRequest(key, 'dev-1') } });
+    const first = get();
+    await until('one store call at work', () => cloud.cloud.gates().store.active === 1);
+    const second = get();
+    await until('one store call queued', () => cloud.cloud.gates().store.queued === 1);
+    const third = await get();
+    expect(third.status).toBe(503);
+    expect(third.headers.get('retry-after')).toBe('3');
+    expect(await third.json()).toMatchObject({ error: 'store_saturated', details: { gate: 'store', reason: 'queue_full', retry_after_seconds: 3 } });
+    // The health check does not queue behind the store gate.
+    const health = await fetch(`${cloud.url}/health`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { store: { state: string } }).store.state).toBe('ok');
+    slow.release();
+    const [a, b] = await Promise.all([first, second]);
+    expect([a.status, b.status]).toEqual([404, 404]);
+    expect(((await a.json()) as { error: string }).error).toBe('backup_not_found');
+    expect(cloud.cloud.gates().store).toMatchObject({ active: 0, queued: 0, refusedFull: 1, peakActive: 1, peakQueued: 1 });
+  });
+
+  it('a request that waits longer than storeMaxWaitMs for the store gets 503 (wait_too_long), and the gate recovers', async () => {
+    const slow = slowStore();
+    const key = await enroll(slow.raw, 'dev-1');
+    const cloud = await start(slow.store, { storeMaxActive: 1, storeMaxQueued: 10, storeMaxWaitMs: 100, retryAfterSeconds: 1 });
+    slow.hold();
+    const get = () => fetch(`${cloud.url}/devices/dev-1/backup`, { headers: { ...signDeviceRequest(key, 'dev-1') } });
+    const first = get();
+    await until('one store call at work', () => cloud.cloud.gates().store.active === 1);
+    const waited = await get();
+    expect(waited.status).toBe(503);
+    expect(waited.headers.get('retry-after')).toBe('1');
+    expect(await waited.json()).toMatchObject({ error: 'store_saturated', details: { reason: 'wait_too_long' } });
+    slow.release();
+    expect((await first).status).toBe(404);
+    expect((await get()).status).toBe(404);
+    expect(cloud.cloud.gates().store).toMatchObject({ active: 0, queued: 0, refusedWait: 1 });
+  });
+});
+
+describe('upload gate', () => {
+  it('bounds the uploads holding a body: past it 503 with Retry-After, nothing stored; the device’s retry succeeds', async () => {
+    const store = new SqliteStore(':memory:');
+    const key = await enroll(store, 'dev-1');
+    const key2 = await enroll(store, 'dev-2');
+    const cloud = await start(store, { uploadMaxActive: 1, uploadMaxQueued: 0, retryAfterSeconds: 2 });
+    // dev-1 sends its headers and half of its body, then stalls: it holds the only slot.
+    const body = ffceBlob(2000);
+    const head =
+      `POST /devices/dev-1/backup HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${body.length}\r\n` +
+      Object.entries(signDeviceRequest(key, 'dev-1')).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+      '\r\n';
+    const stalled = rawRequest(cloud.url, Buffer.concat([Buffer.from(head), body.subarray(0, 1000)]));
+    await until('one upload at work', () => cloud.cloud.gates().upload.active === 1);
+    const post = (k: KeyObject, uuid: string) =>
+      fetch(`${cloud.url}/devices/${uuid}/backup`, {
+        method: 'POST',
+        headers: { ...signDeviceRequest(k, uuid), 'content-type': 'application/octet-stream' },
+        body: ffceBlob(64 * 1024),
+      });
+    const refused = await post(key2, 'dev-2');
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('2');
+    expect(await refused.json()).toMatchObject({ error: 'store_saturated', details: { gate: 'upload', reason: 'queue_full' } });
+    expect(await store.getBackupMeta('dev-2')).toBeNull();
+    // The stalled upload completes, the slot frees, the refused device's retry is stored.
+    stalled.socket.write(body.subarray(1000));
+    expect((await stalled.answer)?.status).toBe(200);
+    const retried = await post(key2, 'dev-2');
+    expect(retried.status).toBe(200);
+    expect((await store.getBackup('dev-2'))?.blob.equals(ffceBlob(64 * 1024))).toBe(true);
+    expect((await store.getBackup('dev-1'))?.blob.equals(body)).toBe(true);
+    expect(cloud.cloud.gates().upload).toMatchObject({ active: 0, peakActive: 1, refusedFull: 1 });
+    await store.close();
+  });
+
+  it('Admission grants in order, never more than maxActive at once, and skips waiters that gave up', async () => {
+    const gate = new Admission('t', { maxActive: 2, maxQueued: 3, maxWaitMs: 50, retryAfterSeconds: 1 });
+    const r1 = await gate.acquire();
+    const r2 = await gate.acquire();
+    const order: number[] = [];
+    const w4 = gate.acquire().then((r) => (order.push(4), r), () => 'refused');
+    await expect(w4).resolves.toBe('refused'); // waited past 50 ms; still in the queue, to be skipped
+    const w3 = gate.acquire().then((r) => (order.push(3), r));
+    const w5 = gate.acquire().then((r) => (order.push(5), r));
+    r1();
+    const r3 = await w3;
+    expect(gate.stats()).toMatchObject({ active: 2, queued: 1 });
+    r2();
+    const r5 = await w5;
+    expect(order).toEqual([3, 5]);
+    r3();
+    r5();
+    r5(); // a second release is ignored
+    expect(gate.stats()).toMatchObject({ active: 0, queued: 0, refusedWait: 1, peakActive: 2 });
+  });
+});
+
+describe('log volume at DEBUG', () => {
+  it('records below WARNING past the per-second budget are counted and summarized, never written; WARNING always is', async () => {
+    const store = new SqliteStore(':memory:');
+    await store.stageConfig('svc-func-backup', { logging: 'DEBUG' }, '2026-11-21T00:00:00.000Z');
+    await store.startDeployment('svc-func-backup', 0, 0);
+    const levels = new LogLevels(store);
+    await levels.refresh();
+    const records: LogRecord[] = [];
+    let now = Date.parse('2026-11-21T12:00:00.000Z');
+    const log = new LogRegistry(levels, (r) => records.push(r), () => now, 100).logger('svc-func-backup');
+    for (let i = 0; i < 1000; i++) log.debug('request', { i });
+    log.warning('still written');
+    expect(records).toHaveLength(101);
+    expect(records.at(-1)?.msg).toBe('still written');
+    now += 1000;
+    log.debug('next second');
+    expect(records.slice(101).map((r) => [r.level, r.msg, r.suppressed])).toEqual([
+      ['WARNING', 'log records suppressed', 900],
+      ['DEBUG', 'next second', undefined],
+    ]);
+    await store.close();
+  });
+
+  it('a log stream that does not keep up never holds more than its byte budget; what was dropped is counted', () => {
+    let accepted = 0;
+    const written: string[] = [];
+    let stuck = true;
+    const pendingCallbacks: (() => void)[] = [];
+    const stream = new Writable({
+      highWaterMark: 1024,
+      write(chunk, _enc, done) {
+        written.push(String(chunk));
+        accepted++;
+        if (stuck) pendingCallbacks.push(done);
+        else done();
+      },
+    });
+    const sink = jsonLineSink(stream, 10_000);
+    const record = (i: number): LogRecord => ({ time: 't', level: 'DEBUG', function: 'svc-func-backup', msg: 'request', pad: 'x'.repeat(200), i });
+    for (let i = 0; i < 5000; i++) sink(record(i));
+    expect(stream.writableLength).toBeLessThanOrEqual(10_000 + 400);
+    const kept = stream.writableLength;
+    stuck = false;
+    for (const cb of pendingCallbacks.splice(0)) cb();
+    expect(stream.writableLength).toBe(0);
+    sink(record(5000));
+    const lines = written.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogRecord);
+    const summary = lines.find((l) => l.msg === 'log records dropped');
+    expect(summary?.level).toBe('WARNING');
+    const delivered = lines.filter((l) => l.msg === 'request').length;
+    expect(delivered + (summary?.dropped as number)).toBe(5001);
+    expect(kept).toBeGreaterThan(0);
+    expect(accepted).toBeGreaterThan(1);
+  });
+});

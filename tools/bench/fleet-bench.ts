@@ -1,0 +1,269 @@
+// npm run bench:fleet (docs/fleet-scale.md): in one run,
+//   1. a boot storm of N simulated devices (default 10,000, all at once) on one cloud instance with SQLite,
+//   2. the same on PostgreSQL (a real server, started as the store tests start it) with two cloud
+//      instances behind a small round-robin (in the simulator's client: requests alternate), while an
+//      appconfig deployment runs, so the shared nonce cache and deployments are under load,
+//   3. backup ingest against its own baseline: a bare node:http server that reads and discards the same
+//      64 KB bodies, under the same load tool and concurrency (autocannon), and the ratio,
+//   4. with --profile, a CPU profile of the cloud during the ingest measurement, summarised.
+// Cloud instances run as child processes (`fleet serve`); the simulator and the load tool in this one.
+// Ends with one `boot storm: …` line per configuration and `ingest ratio to bare: <r>`.
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { mintToken } from '../../cloud/auth/jwt.ts';
+import { signDeviceRequest } from '../device-signer.ts';
+import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine.ts';
+import { formatProfile, summarizeProfile } from '../simulate/profile.ts';
+import { startPostgres, type PostgresServer } from '../../test/helpers/postgres-server.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    devices: { type: 'string', default: '10000' },
+    spread: { type: 'string', default: '0' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    warmup: { type: 'string', default: '2' },
+    only: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+  },
+});
+const DEVICES = Number(args.devices);
+const SPREAD_MS = Number(args.spread) * 1000;
+const DURATION_S = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const WARMUP_S = Number(args.warmup);
+const ONLY = args.only ? new Set(args.only.split(',')) : undefined; // sqlite,postgres,ingest
+const ROOT = new URL('../../', import.meta.url).pathname;
+const JWT_SECRET = randomBytes(24).toString('hex');
+const TRACK = '/admin/firmware/ctl-s3/0x00c0ffee/ctl-s3';
+
+const err = (s: string) => process.stderr.write(s + '\n');
+
+function waitForListening(child: ChildProcess, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`timed out after 30 s waiting for ${what}; output so far: ${text.slice(-2000)}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        // From now on the output is read and dropped: a busy cloud's logs must not fill memory here.
+        child.stdout?.off('data', onData);
+        child.stderr?.off('data', onData);
+        child.stdout?.resume();
+        child.stderr?.resume();
+        resolve(m[1]!);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`${what}: exited with ${code}: ${text.slice(-2000)}`)));
+  });
+}
+
+async function startCloud(env: Record<string, string>, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
+    env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return { url: await waitForListening(child, 'the cloud'), child };
+}
+
+async function startBareIngest(): Promise<{ url: string; child: ChildProcess }> {
+  // Reads every body to its end and drops it, then answers a small JSON, as the cloud does.
+  const code = `
+    const http = require('node:http');
+    const answer = Buffer.from(JSON.stringify({ message: 'Backup stored', last_backup_date: new Date().toISOString() }));
+    const server = http.createServer((req, res) => {
+      let n = 0;
+      req.on('data', (c) => { n += c.length; });
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': answer.length });
+        res.end(answer);
+      });
+    });
+    server.keepAliveTimeout = 65000;
+    server.listen(0, '127.0.0.1', () => console.log('bare listening on http://127.0.0.1:' + server.address().port));
+  `;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return { url: await waitForListening(child, 'the bare server'), child };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+async function admin(url: string, method: string, path: string, body?: unknown): Promise<void> {
+  const token = await mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' });
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+}
+
+async function seedReleases(url: string): Promise<void> {
+  for (const v of ['2026.01.01', '2026.02.01', '2026.03.01']) {
+    await admin(url, 'PUT', `${TRACK}/${v}`, { url: `https://fw.example/ctl-s3/${v}.bin`, size: 1_572_864, sha256: 'ab'.repeat(32) });
+  }
+}
+
+function stormLine(store: string, instances: number, r: SimResult): string {
+  return `boot storm: devices=${r.devices} instances=${instances} store=${store} seconds=${r.stormSeconds.toFixed(1)} errors=${r.errorCount} lost=${r.lost}`;
+}
+
+async function storm(urls: string[], store: string, during?: () => Promise<void>): Promise<string> {
+  const sim = new FleetSimulator({
+    urls,
+    adminToken: await mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench', ttlSeconds: 3600 }),
+    devices: DEVICES,
+    spreadMs: SPREAD_MS,
+    onProgress: (p) =>
+      err(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures`),
+  });
+  try {
+    err(`${store}, ${urls.length} instance(s): enrolling ${DEVICES} devices…`);
+    await sim.enroll();
+    err(`${store}: boot storm of ${DEVICES} devices${SPREAD_MS ? ` over ${SPREAD_MS / 1000} s` : ', all at once'}`);
+    const running = sim.run();
+    if (during) await during();
+    const r = await running;
+    process.stdout.write([`-- ${store}, ${urls.length} instance(s)`, ...formatResult(r)].join('\n') + '\n');
+    return stormLine(store, urls.length, r);
+  } finally {
+    sim.close();
+  }
+}
+
+function load(opts: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(opts, (e, result) => (e ? reject(e) : resolve(result)));
+  });
+}
+
+async function measure(name: string, opts: autocannon.Options): Promise<{ name: string; rps: number; p50: number; p99: number; bad: number }> {
+  if (WARMUP_S > 0) await load({ ...opts, duration: WARMUP_S, connections: CONNECTIONS });
+  const r = await load({ ...opts, duration: DURATION_S, connections: CONNECTIONS });
+  err(`  measured ${name}: ${r.requests.average.toFixed(0)} req/s`);
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts };
+}
+
+async function ingest(dir: string): Promise<string[]> {
+  const blob = Buffer.concat([Buffer.from('FFCE'), randomBytes(64 * 1024 - 4)]);
+  const etag = 'e'.repeat(64);
+  const bare = await startBareIngest();
+  let bareFigures;
+  try {
+    bareFigures = await measure('bare node:http, reads and drops 64 KB bodies', {
+      url: bare.url,
+      requests: [{ method: 'POST', path: '/devices/bench-device-0001/backup', headers: { 'content-type': 'application/octet-stream', etag }, body: blob }],
+    });
+  } finally {
+    await stop(bare.child);
+  }
+  const profDir = join(dir, 'prof');
+  const cloud = await startCloud({ DATABASE_URL: join(dir, 'ingest.sqlite') }, args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+  let cloudFigures;
+  try {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    await admin(cloud.url, 'PUT', '/admin/devices/bench-device-0001', { public_key: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+    cloudFigures = await measure('cloud signed 64 KB backup upload', {
+      url: cloud.url,
+      requests: [
+        {
+          method: 'POST',
+          path: '/devices/bench-device-0001/backup',
+          setupRequest: (req) => ({ ...req, headers: { ...signDeviceRequest(privateKey, 'bench-device-0001'), 'content-type': 'application/octet-stream', etag }, body: blob }),
+        },
+      ],
+    });
+  } finally {
+    await stop(cloud.child);
+  }
+  const lines = [
+    '-- backup ingest (64 KB bodies, autocannon, same connections and duration)',
+    `case                                               req/s   p50 ms   p99 ms   failed`,
+    ...[bareFigures, cloudFigures].map((f) => `${f.name.padEnd(48)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${String(f.bad).padStart(8)}`),
+  ];
+  if (args.profile) {
+    const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    if (file) lines.push(...formatProfile(summarizeProfile(join(profDir, file))));
+    else lines.push('profile: none written');
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+  return [`ingest ratio to bare: ${(cloudFigures.rps / bareFigures.rps).toFixed(2)}`];
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-'));
+  const children: ChildProcess[] = [];
+  const summary: string[] = [];
+  let pgServer: PostgresServer | undefined;
+  try {
+    if (!ONLY || ONLY.has('sqlite')) {
+      const one = await startCloud({ DATABASE_URL: join(dir, 'storm.sqlite') });
+      children.push(one.child);
+      await seedReleases(one.url);
+      summary.push(await storm([one.url], 'sqlite'));
+      await stop(one.child);
+    }
+    if (!ONLY || ONLY.has('postgres')) {
+      err('starting PostgreSQL…');
+      pgServer = await startPostgres();
+      const client = new pg.Client({ connectionString: pgServer.url });
+      await client.connect();
+      await client.query('CREATE DATABASE fleet_bench');
+      await client.end();
+      const dbUrl = pgServer.url.replace(/\/postgres$/, '/fleet_bench');
+      const a = await startCloud({ DATABASE_URL: dbUrl });
+      children.push(a.child);
+      const b = await startCloud({ DATABASE_URL: dbUrl });
+      children.push(b.child);
+      await seedReleases(a.url);
+      // A deployment during the storm: written through one instance, picked up by both from the store.
+      // The admin calls share this process with the simulator and the cloud with the storm: under
+      // overload they may be refused (408, 503); retried a few times, and a failure is reported, not fatal.
+      const deploy = async () => {
+        await new Promise((r) => setTimeout(r, 2000));
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await admin(b.url, 'PATCH', '/appconfig/svc-func-backup', { logging: 'WARNING' });
+            await admin(b.url, 'POST', '/appconfig/svc-func-backup/deploy');
+            err(`  appconfig svc-func-backup deployed during the storm (attempt ${attempt})`);
+            summary.push('appconfig deployment during the postgres storm: done');
+            return;
+          } catch (e) {
+            if (attempt >= 5) {
+              summary.push(`appconfig deployment during the postgres storm: failed (${e instanceof Error ? e.message.slice(0, 160) : String(e)})`);
+              return;
+            }
+            await new Promise((r) => setTimeout(r, 3000));
+          }
+        }
+      };
+      summary.push(await storm([a.url, b.url], 'postgres', deploy));
+      await stop(a.child);
+      await stop(b.child);
+    }
+    if (!ONLY || ONLY.has('ingest')) summary.push(...(await ingest(dir)));
+  } finally {
+    for (const c of children) await stop(c);
+    pgServer?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.stdout.write('\n' + summary.join('\n') + '\n');
+}
+
+await main();

@@ -1,0 +1,55 @@
+// `fleet simulate`: a boot storm of simulated devices against a running cloud (tools/simulate/engine.ts,
+// docs/fleet-scale.md). Prints progress on stderr, figures on stdout; exit 1 when a device failed a
+// step for good or a stored backup is not the one its device sent.
+import { Command, InvalidArgumentError } from 'commander';
+import { resolveJwtSecret } from '../../cloud/config.ts';
+import { mintToken } from '../../cloud/auth/jwt.ts';
+import { FleetSimulator, formatResult } from '../simulate/engine.ts';
+
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`must be a whole number: ${value}`);
+  return n;
+}
+
+export function simulateCommand(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('simulate')
+    .description('Boot storm: N simulated devices (own P-256 keys, enrolled via the admin API) do an OTA check, a signed backup push and an unchanged (304) push; then every stored backup is checked')
+    .option('--devices <n>', 'how many devices', wholeNumber, 100)
+    .option('--spread <seconds>', 'arrivals spread over this window (0: all at once)', wholeNumber, 0)
+    .option('--size <bytes>', 'backup size of most devices', wholeNumber, 64 * 1024)
+    .option('--big-every <n>', 'every n-th device pushes --big-size instead (0: none)', wholeNumber, 50)
+    .option('--big-size <bytes>', 'the larger backup size', wholeNumber, 512 * 1024)
+    .option('--max-skew <seconds>', 'device clocks are off by up to this, either way', wholeNumber, 60)
+    .option('--connections <n>', 'connections open at once per cloud URL (default: one per device, at most 4096)', wholeNumber)
+    .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these')
+    .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; connections?: number; also?: string[] }) => {
+      const g = program.opts<{ cloud: string; token?: string }>();
+      const adminToken =
+        g.token ?? process.env.FLEET_TOKEN ?? (await mintToken(resolveJwtSecret(process.env, { create: false }).secret, { subject: 'fleet-simulate', ttlSeconds: 3600 }));
+      const sim = new FleetSimulator({
+        urls: [g.cloud, ...(o.also ?? [])],
+        adminToken,
+        devices: o.devices,
+        spreadMs: o.spread * 1000,
+        sizeBytes: o.size,
+        bigEvery: o.bigEvery,
+        bigSizeBytes: o.bigSize,
+        maxSkewMs: o.maxSkew * 1000,
+        ...(o.connections !== undefined ? { connections: o.connections } : {}),
+        onProgress: (p) =>
+          process.stderr.write(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures\n`),
+      });
+      try {
+        process.stderr.write(`enrolling ${o.devices} devices…\n`);
+        await sim.enroll();
+        process.stderr.write(`boot storm: ${o.devices} devices${o.spread ? ` over ${o.spread} s` : ', all at once'}\n`);
+        const r = await sim.run();
+        process.stdout.write(formatResult(r).join('\n') + '\n');
+        if (r.errorCount > 0 || r.lost > 0) setExit(1);
+      } finally {
+        sim.close();
+      }
+    });
+}

@@ -1,0 +1,430 @@
+// The fleet simulator (docs/fleet-scale.md): N simulated devices, each with its own P-256 identity
+// enrolled through the admin API, doing what a booting device does: an OTA check, a signed backup
+// push of its own size, then a push of the same backup with If-None-Match (304: nothing changed);
+// with its own clock skew, a fresh signature per attempt, retries with exponential back-off and
+// jitter that honour Retry-After. Arrival: all at once, or spread over a window. At the end: figures
+// per step, errors by kind, and a check that every device's stored backup is the one it sent.
+// Not XS boards: light enough for 10,000 in one process (a blob is regenerated from the device's
+// seed when needed, never kept).
+import { createCipheriv, createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { signDeviceRequest } from '../device-signer.ts';
+
+export type Step = 'ota' | 'push' | 'push304';
+export const STEPS: readonly Step[] = ['ota', 'push', 'push304'];
+
+export interface SimTrack {
+  cls: string;
+  productHex: string;
+  application: string;
+  currentVersion: string;
+}
+
+export interface SimOptions {
+  /** Cloud base URLs; requests go round-robin over them (a small load balancer in the client). */
+  urls: string[];
+  /** A super-user token for the enrollment (admin API). */
+  adminToken: string;
+  devices: number;
+  /** Backup size of most devices (bytes, FFCE blob included); default 64 KiB. */
+  sizeBytes?: number;
+  /** Every `bigEvery`-th device pushes `bigSizeBytes` instead (default every 50th, 512 KiB). 0: none. */
+  bigEvery?: number;
+  bigSizeBytes?: number;
+  /** 0: every device boots at once; otherwise arrivals spread evenly at random over this window. */
+  spreadMs?: number;
+  /** Each device's clock is off by up to this much, either way (default 60 s; the cloud accepts 300 s). */
+  maxSkewMs?: number;
+  /** Attempts per step before the device gives up (default 8). */
+  maxAttempts?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** Per-attempt time-out (default 60 s). */
+  requestTimeoutMs?: number;
+  /** Connections open at once per cloud URL (default: one per device, at most 4096). */
+  connections?: number;
+  track?: SimTrack;
+  /** Device UUID prefix (default `sim-<random>-`): a run never collides with an earlier one. */
+  uuidPrefix?: string;
+  /** Seed of the blobs' contents. */
+  seed?: string;
+  /** Called about once a second while the storm runs. */
+  onProgress?: (p: SimProgress) => void;
+  /** Concurrency of the enrollment (default 32). */
+  enrollConcurrency?: number;
+}
+
+export interface SimProgress {
+  elapsedMs: number;
+  devicesDone: number;
+  devices: number;
+  requests: number;
+  retries: number;
+  failures: number;
+}
+
+export interface StepFigures {
+  step: Step;
+  requests: number;
+  /** Attempts that were retried (503, 408, 5xx, network errors, time-outs). */
+  retries: number;
+  /** Steps that failed for good after their attempts. */
+  failures: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+export interface SimResult {
+  devices: number;
+  enrollSeconds: number;
+  /** From the first arrival to the last device done. */
+  stormSeconds: number;
+  requests: number;
+  requestsPerSecond: number;
+  steps: StepFigures[];
+  /** Final failures by kind (`<step> <status> <code>` or `<step> net <code>`). */
+  errors: Record<string, number>;
+  errorCount: number;
+  /** Retried attempts by kind. */
+  retried: Record<string, number>;
+  /** Verification: devices whose backup is missing or not the one they sent. */
+  lost: number;
+  /** Of those, backups that are another device's. */
+  mixed: number;
+  /** Devices whose backup was read back and is exactly what they sent. */
+  intact: number;
+  verifySeconds: number;
+}
+
+interface Device {
+  index: number;
+  uuid: string;
+  key: KeyObject;
+  publicKeyPem: string;
+  size: number;
+  skewMs: number;
+  /** SHA-256 of the blob it pushed (hex), once pushed. */
+  sentSha: string | undefined;
+}
+
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+class NetError extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}
+
+const DEFAULT_TRACK: SimTrack = { cls: 'ctl-s3', productHex: '0x00c0ffee', application: 'ctl-s3', currentVersion: '2026.01.01' };
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** The device's blob: FFCE magic, then AES-256-CTR keystream from (seed, index): distinct per device, cheap, reproducible. */
+export function deviceBlob(seed: string, index: number, size: number): Buffer {
+  const key = createHash('sha256').update(`${seed}/${index}`).digest();
+  const iv = Buffer.alloc(16);
+  iv.writeUInt32BE(index, 12);
+  const body = createCipheriv('aes-256-ctr', key, iv).update(Buffer.alloc(size - 4));
+  return Buffer.concat([Buffer.from('FFCE'), body], size);
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class FleetSimulator {
+  private readonly o: Required<Omit<SimOptions, 'onProgress' | 'connections'>> & { connections: number; onProgress?: SimOptions['onProgress'] };
+  private readonly agents: Agent[];
+  private rr = 0;
+  private devices: Device[] = [];
+  private readonly latencies = new Map<Step, number[]>(STEPS.map((s) => [s, []]));
+  private readonly stepCounts = new Map<Step, { requests: number; retries: number; failures: number }>(STEPS.map((s) => [s, { requests: 0, retries: 0, failures: 0 }]));
+  private readonly errors: Record<string, number> = {};
+  private readonly retried: Record<string, number> = {};
+  private requests = 0;
+  private retries = 0;
+  private failures = 0;
+  private done = 0;
+  private enrollSeconds = 0;
+
+  constructor(opts: SimOptions) {
+    if (opts.urls.length === 0) throw new Error('at least one cloud URL');
+    this.o = {
+      sizeBytes: 64 * 1024,
+      bigEvery: 50,
+      bigSizeBytes: 512 * 1024,
+      spreadMs: 0,
+      maxSkewMs: 60_000,
+      maxAttempts: 8,
+      backoffBaseMs: 250,
+      backoffMaxMs: 8_000,
+      requestTimeoutMs: 60_000,
+      track: DEFAULT_TRACK,
+      uuidPrefix: `sim-${Math.random().toString(36).slice(2, 8)}-`,
+      seed: 'fleet-sim',
+      enrollConcurrency: 32,
+      ...opts,
+      connections: opts.connections ?? Math.min(opts.devices, 4096),
+    };
+    this.agents = opts.urls.map(() => new Agent({ keepAlive: true, maxSockets: this.o.connections, maxFreeSockets: this.o.connections }));
+  }
+
+  /** Creates the devices' identities and enrolls them through the admin API. */
+  async enroll(): Promise<void> {
+    const t0 = performance.now();
+    const o = this.o;
+    this.devices = Array.from({ length: o.devices }, (_, index) => {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+      return {
+        index,
+        uuid: `${o.uuidPrefix}${String(index).padStart(5, '0')}`,
+        key: privateKey,
+        publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+        size: o.bigEvery > 0 && index % o.bigEvery === o.bigEvery - 1 ? o.bigSizeBytes : o.sizeBytes,
+        skewMs: Math.round((Math.random() * 2 - 1) * o.maxSkewMs),
+        sentSha: undefined,
+      };
+    });
+    let next = 0;
+    const worker = async () => {
+      while (next < this.devices.length) {
+        const d = this.devices[next++]!;
+        const body = Buffer.from(JSON.stringify({ public_key: d.publicKeyPem }));
+        const r = await this.send('PUT', `/admin/devices/${d.uuid}`, { authorization: `Bearer ${o.adminToken}`, 'content-type': 'application/json' }, body);
+        if (r.status !== 201 && r.status !== 200) throw new Error(`enrolling ${d.uuid}: ${r.status} ${r.body.toString().slice(0, 200)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(o.enrollConcurrency, this.devices.length) }, worker));
+    this.enrollSeconds = (performance.now() - t0) / 1000;
+  }
+
+  /** The boot storm, then the verification. */
+  async run(): Promise<SimResult> {
+    if (this.devices.length === 0) await this.enroll();
+    const o = this.o;
+    const t0 = performance.now();
+    const progress = o.onProgress
+      ? setInterval(
+          () =>
+            o.onProgress!({
+              elapsedMs: performance.now() - t0,
+              devicesDone: this.done,
+              devices: this.devices.length,
+              requests: this.requests,
+              retries: this.retries,
+              failures: this.failures,
+            }),
+          1000,
+        )
+      : undefined;
+    try {
+      await Promise.all(
+        this.devices.map(async (d) => {
+          if (o.spreadMs > 0) await sleep(Math.random() * o.spreadMs);
+          await this.boot(d);
+          this.done++;
+        }),
+      );
+    } finally {
+      if (progress) clearInterval(progress);
+    }
+    const stormSeconds = (performance.now() - t0) / 1000;
+    const v0 = performance.now();
+    const verdict = await this.verify();
+    const verifySeconds = (performance.now() - v0) / 1000;
+    const steps = STEPS.map((step): StepFigures => {
+      const lat = this.latencies.get(step)!.sort((a, b) => a - b);
+      return { step, ...this.stepCounts.get(step)!, p50Ms: percentile(lat, 50), p99Ms: percentile(lat, 99), maxMs: lat.at(-1) ?? 0 };
+    });
+    return {
+      devices: this.devices.length,
+      enrollSeconds: this.enrollSeconds,
+      stormSeconds,
+      requests: this.requests,
+      requestsPerSecond: this.requests / stormSeconds,
+      steps,
+      errors: this.errors,
+      errorCount: this.failures,
+      retried: this.retried,
+      ...verdict,
+      verifySeconds,
+    };
+  }
+
+  /** What a booting device does. A step that fails for good ends the device's boot (counted). */
+  private async boot(d: Device): Promise<void> {
+    const t = o(this.o.track);
+    const ota = await this.step('ota', d, () => ({ method: 'GET', path: t, headers: {} }), (r) => r.status === 200 || r.status === 404);
+    if (!ota) return;
+    const blob = deviceBlob(this.o.seed, d.index, d.size);
+    const sha = sha256(blob);
+    const etag = sha; // stands for the plaintext's SHA-256: the cloud only keeps it
+    const backupPath = `/devices/${d.uuid}/backup`;
+    const signed = () => signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>;
+    const pushed = await this.step(
+      'push',
+      d,
+      () => ({ method: 'POST', path: backupPath, headers: { ...signed(), 'content-type': 'application/octet-stream', etag: `"${etag}"` }, body: blob }),
+      (r) => r.status === 200,
+    );
+    if (!pushed) return;
+    d.sentSha = sha;
+    await this.step(
+      'push304',
+      d,
+      () => ({
+        method: 'POST',
+        path: backupPath,
+        headers: { ...signed(), 'content-type': 'application/octet-stream', etag: `"${etag}"`, 'if-none-match': `"${etag}"` },
+        body: blob,
+      }),
+      (r) => r.status === 304,
+    );
+  }
+
+  /** One step with retries: 503/408/5xx and network failures are retried after back-off (Retry-After honoured). */
+  private async step(
+    step: Step,
+    d: Device,
+    make: () => { method: string; path: string; headers: Record<string, string>; body?: Buffer },
+    ok: (r: Reply) => boolean,
+  ): Promise<boolean> {
+    const counts = this.stepCounts.get(step)!;
+    const started = performance.now();
+    for (let attempt = 1; ; attempt++) {
+      const req = make();
+      let kind: string;
+      let retryAfterMs = 0;
+      let retryable: boolean;
+      this.requests++;
+      counts.requests++;
+      try {
+        const r = await this.send(req.method, req.path, req.headers, req.body);
+        if (ok(r)) {
+          this.latencies.get(step)!.push(performance.now() - started);
+          return true;
+        }
+        let code = '';
+        try {
+          code = (JSON.parse(r.body.toString()) as { error?: string }).error ?? '';
+        } catch {
+          code = '';
+        }
+        kind = `${step} ${r.status}${code ? ' ' + code : ''}`;
+        retryable = r.status === 503 || r.status === 408 || r.status >= 500 || r.status === 429;
+        const ra = Number(r.headers['retry-after']);
+        if (Number.isFinite(ra) && ra > 0) retryAfterMs = ra * 1000;
+      } catch (err) {
+        kind = `${step} net ${err instanceof NetError ? err.code : err instanceof Error ? err.message : String(err)}`;
+        retryable = true;
+      }
+      if (!retryable || attempt >= this.o.maxAttempts) {
+        this.errors[kind] = (this.errors[kind] ?? 0) + 1;
+        this.failures++;
+        counts.failures++;
+        return false;
+      }
+      this.retried[kind] = (this.retried[kind] ?? 0) + 1;
+      this.retries++;
+      counts.retries++;
+      // Exponential back-off with full jitter, never sooner than Retry-After.
+      const backoff = Math.min(this.o.backoffMaxMs, this.o.backoffBaseMs * 2 ** (attempt - 1));
+      await sleep(Math.max(retryAfterMs, 0) + Math.random() * backoff);
+    }
+  }
+
+  /** Closes the kept-alive connections. */
+  close(): void {
+    for (const a of this.agents) a.destroy();
+  }
+
+  /** The enrolled devices (uuid and index), e.g. to tamper with in a test. */
+  deviceIds(): { uuid: string; index: number }[] {
+    return this.devices.map((d) => ({ uuid: d.uuid, index: d.index }));
+  }
+
+  /** Every device reads its backup back (signed GET): intact, lost (missing or not its own), mixed (another device's). */
+  async verify(): Promise<{ lost: number; mixed: number; intact: number }> {
+    const bySha = new Map<string, number>();
+    for (const d of this.devices) if (d.sentSha) bySha.set(d.sentSha, d.index);
+    let lost = 0;
+    let mixed = 0;
+    let intact = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < this.devices.length) {
+        const d = this.devices[next++]!;
+        const expected = d.sentSha ?? sha256(deviceBlob(this.o.seed, d.index, d.size));
+        let got: string | undefined;
+        for (let attempt = 1; attempt <= this.o.maxAttempts; attempt++) {
+          try {
+            const r = await this.send('GET', `/devices/${d.uuid}/backup`, signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>);
+            if (r.status === 503) {
+              await sleep(1000);
+              continue;
+            }
+            got = r.status === 200 ? sha256(r.body) : undefined;
+            break;
+          } catch {
+            await sleep(500);
+          }
+        }
+        if (got === expected) intact++;
+        else {
+          lost++;
+          const owner = got === undefined ? undefined : bySha.get(got);
+          if (owner !== undefined && owner !== d.index) mixed++;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(64, this.devices.length) }, worker));
+    return { lost, mixed, intact };
+  }
+
+  private send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Reply> {
+    const i = this.rr++ % this.o.urls.length;
+    const url = new URL(path, this.o.urls[i]);
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        url,
+        { method, agent: this.agents[i], headers: body ? { ...headers, 'content-length': String(body.length) } : headers, timeout: this.o.requestTimeoutMs },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on('error', (e: NodeJS.ErrnoException) => reject(new NetError(e.code ?? 'response_error')));
+        },
+      );
+      req.on('timeout', () => req.destroy(new NetError('timeout')));
+      req.on('error', (e: NodeJS.ErrnoException) => reject(e instanceof NetError ? e : new NetError(e.code ?? e.message)));
+      req.end(body);
+    });
+  }
+}
+
+function o(t: SimTrack): string {
+  return `/ota/${t.cls}/${t.productHex}/${t.application}?current_version=${t.currentVersion}`;
+}
+
+/** The lines a run prints: figures per step, errors by kind, the verification. */
+export function formatResult(r: SimResult): string[] {
+  const lines = [
+    `devices=${r.devices} enroll_seconds=${r.enrollSeconds.toFixed(1)} storm_seconds=${r.stormSeconds.toFixed(1)} requests=${r.requests} requests_per_second=${r.requestsPerSecond.toFixed(0)}`,
+    'step       requests  retries  failures   p50 ms   p99 ms   max ms',
+    ...r.steps.map(
+      (s) =>
+        `${s.step.padEnd(9)} ${String(s.requests).padStart(9)} ${String(s.retries).padStart(8)} ${String(s.failures).padStart(9)} ${s.p50Ms.toFixed(1).padStart(8)} ${s.p99Ms.toFixed(1).padStart(8)} ${s.maxMs.toFixed(1).padStart(8)}`,
+    ),
+    `errors: ${r.errorCount}${Object.keys(r.errors).length ? ' (' + Object.entries(r.errors).map(([k, n]) => `${k}: ${n}`).join(', ') + ')' : ''}`,
+    `retried: ${Object.keys(r.retried).length ? Object.entries(r.retried).map(([k, n]) => `${k}: ${n}`).join(', ') : 'none'}`,
+    `backups: intact=${r.intact} lost=${r.lost} mixed=${r.mixed} (verified in ${r.verifySeconds.toFixed(1)} s)`,
+  ];
+  return lines;
+}

@@ -1,0 +1,95 @@
+// Summarises a V8 CPU profile (`node --cpu-prof`): self time by function and by what the time is spent
+// on in the upload path (signature check, hashing, store write, HTTP, Express, GC), so that "where the
+// time goes" is read from a profile, not guessed (docs/fleet-scale.md).
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface ProfileSummary {
+  /** Sampled time outside idle, ms. */
+  busyMs: number;
+  totalMs: number;
+  categories: { name: string; ms: number; share: number }[];
+  functions: { name: string; where: string; ms: number; share: number }[];
+}
+
+/** What a frame is spent on; the first rule that matches wins. Frames not matched count as "other JS". */
+const RULES: [string, (fn: string, url: string) => boolean][] = [
+  ['idle', (fn) => fn === '(idle)'],
+  ['garbage collection', (fn) => fn === '(garbage collector)'],
+  ['signature check (ECDSA verify, key)', (fn, url) => /auth\/device-signature/.test(url) || (/internal\/crypto\/sig/.test(url) && /verify/i.test(fn)) || fn === 'verify'],
+  ['hashing (SHA-256)', (fn, url) => /internal\/crypto\/hash/.test(url) || /^(digest|update|createHash|Hash)$/.test(fn)],
+  ['store write (SQLite / pg)', (fn, url) => /better-sqlite3|store\/sqlite|store\/postgres|node_modules\/pg/.test(url) || fn === 'run'],
+  ['body read (chunks, concat)', (fn, url) => /cloud\/http\.ts/.test(url) || fn === 'concat' || /internal\/streams/.test(url)],
+  ['Express router and middleware', (fn, url) => /node_modules\/(express|router|finalhandler|body-parser|send|qs|path-to-regexp)/.test(url)],
+  ['node HTTP and sockets', (fn, url) => /node:_http|_http_|node:net|internal\/stream_base|(^|\/)net\.js/.test(url) || fn === 'writev' || fn === 'writeUtf8String' || fn === 'writeBuffer'],
+  ['logging', (fn, url) => /cloud\/logging/.test(url)],
+  ['(program: native, not attributed)', (fn) => fn === '(program)'],
+];
+
+function categorize(fn: string, url: string): string {
+  for (const [name, test] of RULES) if (test(fn, url)) return name;
+  return 'other JS';
+}
+
+export function summarizeProfile(path: string, top = 15): ProfileSummary {
+  const p = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const selfUs = new Map<number, number>();
+  for (let i = 0; i < p.samples.length; i++) {
+    const id = p.samples[i]!;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i + 1] ?? p.timeDeltas[i] ?? 0));
+  }
+  const categories = new Map<string, number>();
+  const functions = new Map<string, { name: string; where: string; us: number }>();
+  let total = 0;
+  for (const [id, us] of selfUs) {
+    const n = byId.get(id)!;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const cat = categorize(functionName, url);
+    categories.set(cat, (categories.get(cat) ?? 0) + us);
+    total += us;
+    const where = url ? `${url.replace(/^file:\/\/.*?\/(node_modules|cloud|tools)\//, '$1/')}:${lineNumber + 1}` : '';
+    const key = `${functionName}@${where}`;
+    const f = functions.get(key) ?? { name: functionName || '(anonymous)', where, us: 0 };
+    f.us += us;
+    functions.set(key, f);
+  }
+  const idle = categories.get('idle') ?? 0;
+  const busy = total - idle;
+  return {
+    busyMs: busy / 1000,
+    totalMs: total / 1000,
+    categories: [...categories]
+      .filter(([name]) => name !== 'idle')
+      .map(([name, us]) => ({ name, ms: us / 1000, share: busy > 0 ? us / busy : 0 }))
+      .sort((a, b) => b.ms - a.ms),
+    functions: [...functions.values()]
+      .filter((f) => f.name !== '(idle)')
+      .map((f) => ({ name: f.name, where: f.where, ms: f.us / 1000, share: busy > 0 ? f.us / busy : 0 }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, top),
+  };
+}
+
+export function formatProfile(s: ProfileSummary): string[] {
+  return [
+    `profile: busy ${s.busyMs.toFixed(0)} ms of ${s.totalMs.toFixed(0)} ms sampled`,
+    ...s.categories.map((c) => `  ${(c.share * 100).toFixed(1).padStart(5)} %  ${c.name}`),
+    '  top functions by self time:',
+    ...s.functions.map((f) => `  ${(f.share * 100).toFixed(1).padStart(5)} %  ${f.name}  ${f.where}`),
+  ];
+}
