@@ -16,6 +16,7 @@ import type { BenchBoard } from './board.ts';
 import type { Broker } from './broker.ts';
 import { renderPng } from './oled.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
+import { SerialBoard, type BenchImage } from './serial-board.ts';
 import { VirtualBoard } from './virtual-board.ts';
 
 export interface Snapshot {
@@ -42,11 +43,26 @@ export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new ScenarioFailure(message);
 }
 
-/** Picks the board implementation for a kind (one async factory; later: serial, RFC 2217). */
-export function createBoard(spec: BoardSpec, env: ConstructorParameters<typeof VirtualBoard>[1]): BenchBoard {
-  if (spec.kind === 'virtual') return new VirtualBoard(spec, env);
-  //@@ Real boards over a serial port or RFC 2217 use the same BenchBoard interface; not written yet.
-  throw new ScenarioFailure(`board ${spec.id}: kind ${spec.kind} is not supported by this version of the harness (virtual boards only)`);
+/**
+ * Picks the board implementation for a spec: a virtual board driven in-process; a serial or RFC 2217
+ * board; or a virtual board (`drive: rfc2217`) that the bench powers and then drives exactly as a
+ * physical one, through its RFC 2217 port with nothing of the rig's identity (serial-board.ts).
+ */
+export function createBoard(spec: BoardSpec, env: ConstructorParameters<typeof VirtualBoard>[1], image?: BenchImage): BenchBoard {
+  if (spec.kind !== 'virtual') return new SerialBoard(spec, image ? { image } : {});
+  if (spec.drive !== 'rfc2217') return new VirtualBoard(spec, env);
+  const hardware = new VirtualBoard(spec, env);
+  const seen: BoardSpec = { ...structuredClone(spec), kind: 'rfc2217', uuid: '', wifiMac: '', firmwareVersion: '', resetMethod: 'classic', baudRate: 115200 };
+  delete seen.ethernetMac;
+  delete seen.fuseKey;
+  const power = {
+    on: async () => {
+      await hardware.start();
+      return hardware.rfc2217Url;
+    },
+    off: () => hardware.stop(),
+  };
+  return new SerialBoard(seen, { power, ...(image ? { image } : {}) });
 }
 
 export class ScenarioContext {
@@ -69,21 +85,25 @@ export class ScenarioContext {
     readonly reportDir: string,
     readonly scenario: string,
     private readonly firmwareSettings: Record<string, unknown>,
+    /** The image `fleet bench --flash` put on the physical boards, restored when a scenario moved their version. */
+    private readonly image?: BenchImage,
   ) {}
 
   async open(): Promise<void> {
     mkdirSync(this.workDir, { recursive: true });
     const secret = createHash('sha256').update(this.workDir).digest('hex');
     this.cloud = await startCloudServer(
-      loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: join(this.workDir, 'cloud.sqlite'), JWT_SECRET: secret, APPCONFIG_DEPLOY_SECONDS: '1' }),
+      loadConfig({ PORT: '0', HOST: this.rig.benchHost, DATABASE_URL: join(this.workDir, 'cloud.sqlite'), JWT_SECRET: secret, APPCONFIG_DEPLOY_SECONDS: '1' }),
       { sink: () => undefined },
     );
     this.token = await mintToken(new TextEncoder().encode(secret), { subject: 'bench' });
     const site = this.rig.siteWifi;
     this.air.addInfrastructureAp({ ssid: site.ssid, password: site.password, bssid: 'AC:DE:48:00:00:01', position: site.position });
     for (const spec of this.rig.boards) {
-      this.boards.push(createBoard(structuredClone(spec), { air: this.air, mqtt: this.broker.bridge, workDir: this.workDir, settings: this.firmwareSettings }));
+      this.boards.push(createBoard(structuredClone(spec), { air: this.air, mqtt: this.broker.bridge, workDir: this.workDir, settings: this.firmwareSettings }, this.image));
     }
+    // Physical boards: identity read from them, factory state, held in reset until powered on.
+    await Promise.all(this.boards.map((b) => b.prepare?.()));
   }
 
   async close(): Promise<void> {
@@ -173,11 +193,11 @@ export class ScenarioContext {
         if (!image) return void res.writeHead(404).end();
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': image.length }).end(image);
       });
-      await new Promise<void>((r) => this.imageServer!.listen(0, '127.0.0.1', r));
+      await new Promise<void>((r) => this.imageServer!.listen(0, this.rig.benchHost, r));
     }
     const bytes = Buffer.from(image ?? (await firmwareImage(version)));
     this.images.set(`/fw/${name}.bin`, bytes);
-    return { url: `http://127.0.0.1:${(this.imageServer.address() as AddressInfo).port}/fw/${name}.bin`, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    return { url: `http://${this.rig.benchHost}:${(this.imageServer.address() as AddressInfo).port}/fw/${name}.bin`, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
   }
 
   /** The SoftAP BSSID of a board (what a station sees). */

@@ -1,4 +1,4 @@
-// One interface for every board of a rig, whatever its kind (virtual now; serial and RFC 2217 later):
+// One interface for every board of a rig, whatever its kind (virtual; serial and RFC 2217, serial-board.ts):
 // power/reset, the serial console (lines and commands), HTTP on each interface, what the OLED shows,
 // the event log. Scenarios use only this. The OLED and the event log are read from the console
 // (`OLED` and `LOG` lines, docs/serial-console.md), so a real board is read the same way.
@@ -22,6 +22,11 @@ export interface EventLine {
 
 export interface BenchBoard {
   readonly spec: BoardSpec;
+  /**
+   * Physical boards (and virtual ones driven as such): before the scenario, read the identity from
+   * the board into `spec`, bring it to its factory state and hold it in reset (serial-board.ts).
+   */
+  prepare?(): Promise<void>;
   /** Powers the board on (boots the firmware). */
   start(): Promise<void>;
   /** Power-cycles the board; flash survives. */

@@ -63,20 +63,21 @@ function bridgeTo(broker: Pick<Broker, 'connections' | 'publishes' | 'kind'>): {
   };
 }
 
-export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0): Promise<Broker> {
+/** `host`: where it listens (loopback by default; a physical rig's bench address, docs/physical-rig.md). */
+export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0, host = '127.0.0.1'): Promise<Broker> {
   const state = { kind, connections: [] as string[], publishes: [] as Broker['publishes'] };
   const { bridge, closeAll } = bridgeTo(state);
-  if (kind === 'mosquitto') return startMosquitto(state, bridge, closeAll, port);
+  if (kind === 'mosquitto') return startMosquitto(state, bridge, closeAll, port, host);
   const aedes = await Aedes.createBroker();
   aedes.on('client', (client) => state.connections.push(client.id));
   aedes.on('publish', (packet, client) => {
     if (client) state.publishes.push({ clientId: client.id, topic: packet.topic, payload: packet.payload.toString() });
   });
   const server: Server = createServer((socket) => aedes.handle(socket));
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return {
     ...state,
-    host: '127.0.0.1',
+    host,
     port: (server.address() as AddressInfo).port,
     bridge,
     async close() {
@@ -87,12 +88,12 @@ export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0): Promis
   };
 }
 
-async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publishes'>, bridge: MqttBridge, closeAll: () => Promise<void>, port: number): Promise<Broker> {
+async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publishes'>, bridge: MqttBridge, closeAll: () => Promise<void>, port: number, host: string): Promise<Broker> {
   const p = port || (await freeLoopbackPort());
   // A config file, not -p: -p would bind every interface; the bench stays on loopback.
   const dir = mkdtempSync(join(tmpdir(), 'mosquitto-'));
   const conf = join(dir, 'mosquitto.conf');
-  writeFileSync(conf, `listener ${p} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+  writeFileSync(conf, `listener ${p} ${host}\nallow_anonymous true\npersistence false\n`);
   let stderr = '';
   // Debian installs it in /usr/sbin, which is not on every user's PATH.
   const bin = existsSync('/usr/sbin/mosquitto') ? '/usr/sbin/mosquitto' : 'mosquitto';
@@ -103,15 +104,15 @@ async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publ
     child.once('exit', (code) => reject(new Error(`mosquitto exited with ${code}: ${stderr.trim()}`)));
     const deadline = Date.now() + 5000;
     const probe = () => {
-      const s = connect(p, '127.0.0.1');
+      const s = connect(p, host);
       s.once('connect', () => (s.destroy(), resolve()));
-      s.once('error', () => (Date.now() > deadline ? reject(new Error(`mosquitto did not listen on 127.0.0.1:${p}: ${stderr.trim()}`)) : setTimeout(probe, 50)));
+      s.once('error', () => (Date.now() > deadline ? reject(new Error(`mosquitto did not listen on ${host}:${p}: ${stderr.trim()}`)) : setTimeout(probe, 50)));
     };
     probe();
   });
   return {
     ...state,
-    host: '127.0.0.1',
+    host,
     port: p,
     bridge,
     async close() {

@@ -23,7 +23,7 @@ export function summaryTable(run: BenchRun): string {
 }
 
 function scenarioHtml(r: ScenarioResult): string {
-  const verdict = r.status === 'passed' ? 'passed' : r.status === 'failed' ? 'failed' : 'not applicable';
+  const verdict = r.status === 'passed' ? 'passed' : r.status === 'failed' ? 'failed' : 'not applicable on this rig';
   const steps = r.steps
     .map((st) => {
       const shots = st.snapshots

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScenarioContext, type StepResult } from './bench.ts';
 import { startBroker, type Broker } from './broker.ts';
-import type { RigSpec } from './rig.ts';
+import type { BoardSpec, RigSpec } from './rig.ts';
 import type { Scenario } from './scenarios/index.ts';
+import type { BenchImage } from './serial-board.ts';
 
 export interface ScenarioResult {
   name: string;
@@ -26,19 +27,41 @@ export interface BenchRun {
   results: ScenarioResult[];
 }
 
-function applicable(rig: RigSpec, s: Scenario): string | null {
+/** How the harness drives a board: in-process (virtual), or as a physical board (serial-board.ts). */
+function driven(b: BoardSpec): 'direct' | 'hosted' | 'physical' {
+  if (b.kind !== 'virtual') return 'physical';
+  return b.drive === 'rfc2217' ? 'hosted' : 'direct';
+}
+
+/** Why a scenario cannot run on a rig (reported "not applicable on this rig"), or null. */
+export function applicable(rig: RigSpec, s: Scenario): string | null {
   const controllers = rig.boards.filter((b) => b.role === 'controller');
   const clients = rig.boards.filter((b) => b.role === 'client').length;
-  if (controllers.length < (s.needs.controllers ?? 0)) return `needs ${s.needs.controllers} controllers, the rig has ${controllers.length}`;
-  if (clients < (s.needs.clients ?? 0)) return `needs ${s.needs.clients} clients, the rig has ${clients}`;
-  if (s.needs.debugSource && controllers[0]?.build !== 'debug') return 'needs a debug build on the source controller (fault injection)';
+  const n = s.needs;
+  if (controllers.length < (n.controllers ?? 0)) return `needs ${n.controllers} controllers, the rig has ${controllers.length}`;
+  if (clients < (n.clients ?? 0)) return `needs ${n.clients} clients, the rig has ${clients}`;
+  if (n.debugSource && controllers[0]?.build !== 'debug') return 'needs a debug build on the source controller (fault injection)';
+  const notDirect = rig.boards.filter((b) => driven(b) !== 'direct').map((b) => b.id);
+  if (n.moveBoards && notDirect.length) return `needs boards the harness can move out of radio range; ${notDirect.join(', ')} are driven as physical boards (on a real rig the operator moves them, by hand)`;
+  if (n.replaceBoard && notDirect.length) return `needs a replacement board that takes another board's UUID; ${notDirect.join(', ')} keep the identity read from them (on a real rig, swap the board by hand)`;
+  if (n.softapHttp) {
+    const unreachable = controllers.filter((b) => driven(b) === 'physical' && !b.softapUrl).map((b) => b.id);
+    if (unreachable.length) return `needs the harness to reach a controller's SoftAP listener; ${unreachable.join(', ')} have no softap_url (a Wi-Fi adapter of the bench PC joined to the SoftAP)`;
+  }
+  if (n.settings?.length && rig.boards.some((b) => driven(b) === 'physical')) {
+    const wanted = Object.fromEntries(n.settings.map((k) => [k, s.firmwareSettings?.[k]]));
+    const missing = Object.entries(wanted).filter(([k, v]) => rig.buildSettings[k] !== v);
+    if (missing.length) {
+      return `needs a build with ${missing.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}; the rig's build_settings have ${missing.map(([k]) => `${k}=${JSON.stringify(rig.buildSettings[k] ?? 'default')}`).join(', ')}`;
+    }
+  }
   return null;
 }
 
 export async function runScenarios(
   rig: RigSpec,
   scenarios: Scenario[],
-  o: { reportDir: string; progress?: (line: string) => void },
+  o: { reportDir: string; progress?: (line: string) => void; image?: BenchImage },
 ): Promise<BenchRun> {
   const say = o.progress ?? (() => undefined);
   mkdirSync(o.reportDir, { recursive: true });
@@ -48,16 +71,16 @@ export async function runScenarios(
   const results: ScenarioResult[] = [];
   let broker: Broker | undefined;
   try {
-    broker = await startBroker(rig.mqtt.kind, rig.mqtt.kind === 'mosquitto' ? rig.mqtt.port : 0);
+    broker = await startBroker(rig.mqtt.kind, rig.mqtt.kind === 'mosquitto' ? rig.mqtt.port : 0, rig.benchHost);
     for (const [i, s] of scenarios.entries()) {
       const reason = applicable(rig, s);
       if (reason) {
-        say(`[${i + 1}/${scenarios.length}] ${s.name}: not applicable (${reason})`);
+        say(`[${i + 1}/${scenarios.length}] ${s.name}: not applicable on this rig (${reason})`);
         results.push({ name: s.name, title: s.title, status: 'not_applicable', reason, ms: 0, steps: [], figures: {} });
         continue;
       }
       say(`[${i + 1}/${scenarios.length}] ${s.name}: ${s.title}`);
-      const ctx = new ScenarioContext(rig, broker, join(work, s.name), o.reportDir, s.name, s.firmwareSettings ?? {});
+      const ctx = new ScenarioContext(rig, broker, join(work, s.name), o.reportDir, s.name, s.firmwareSettings ?? {}, o.image);
       const started = performance.now();
       let error: unknown;
       try {

@@ -1,26 +1,37 @@
-// The harness side of a board's serial console: a real serial port (node-serialport), a USB adapter
-// for a real board or a pseudo-terminal for a virtual one. Lines in, commands out.
-import { SerialPort } from 'serialport';
+// The harness side of a board's serial console over a transport (harness/transport/): a real serial
+// port (node-serialport), a USB adapter for a real board or a pseudo-terminal for a virtual one, or
+// a port on an RFC 2217 server. Lines in, commands out (docs/serial-console.md).
 import { TimeoutError } from './board.ts';
 import { LineSplitter } from './lines.ts';
+import { SerialPortTransport } from './transport/serial.ts';
+import type { SerialTransport } from './transport/transport.ts';
 
 export class SerialConsole {
   readonly lines: string[] = [];
   private readonly splitter = new LineSplitter((line) => this.onLine(line));
   private readonly waiters: { pattern: RegExp; from: number; resolve: (l: string) => void }[] = [];
+  private readonly stopReading: () => void;
+  /** Raw bytes as they arrive (a monitor shows them before a line is complete). */
+  onBytes: ((bytes: Uint8Array) => void) | undefined;
+  onLineReceived: ((line: string) => void) | undefined;
 
-  private constructor(private readonly port: SerialPort) {
-    port.on('data', (chunk: Buffer) => this.splitter.push(chunk));
+  constructor(readonly transport: SerialTransport) {
+    this.stopReading = transport.read((bytes) => {
+      this.onBytes?.(bytes);
+      this.splitter.push(Buffer.from(bytes));
+    });
   }
 
+  /** A local port (or pseudo-terminal) at 115200, opened now. */
   static async open(path: string, baudRate = 115200): Promise<SerialConsole> {
-    const port = new SerialPort({ path, baudRate, autoOpen: false, hupcl: false });
-    await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(new Error(`cannot open ${path}: ${err.message}`)) : resolve())));
-    return new SerialConsole(port);
+    const t = new SerialPortTransport(path);
+    await t.connect(baudRate);
+    return new SerialConsole(t);
   }
 
   private onLine(line: string): void {
     this.lines.push(line);
+    this.onLineReceived?.(line);
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       const w = this.waiters[i]!;
       if (this.lines.length - 1 >= w.from && w.pattern.test(line)) {
@@ -31,7 +42,7 @@ export class SerialConsole {
   }
 
   write(line: string): Promise<void> {
-    return new Promise((resolve, reject) => this.port.write(line + '\n', (err) => (err ? reject(err) : this.port.drain(() => resolve()))));
+    return this.transport.write(new TextEncoder().encode(line + '\n'));
   }
 
   waitFor(pattern: RegExp, timeoutMs: number, fromIndex = 0): Promise<string> {
@@ -41,7 +52,7 @@ export class SerialConsole {
       const waiter = { pattern, from: fromIndex, resolve: (l: string) => (clearTimeout(timer), resolve(l)) };
       const timer = setTimeout(() => {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        reject(new TimeoutError(`a console line matching ${pattern}`, timeoutMs));
+        reject(new TimeoutError(`a console line matching ${pattern} on ${this.transport.name}`, timeoutMs));
       }, timeoutMs);
       this.waiters.push(waiter);
     });
@@ -54,7 +65,9 @@ export class SerialConsole {
     return this.waitFor(/^(OK|ERR) /, timeoutMs, from);
   }
 
-  close(): Promise<void> {
-    return new Promise((resolve) => (this.port.isOpen ? this.port.close(() => resolve()) : resolve()));
+  /** Stops reading; the transport is closed too unless `keepTransport`. */
+  async close(o: { keepTransport?: boolean } = {}): Promise<void> {
+    this.stopReading();
+    if (!o.keepTransport) await this.transport.disconnect();
   }
 }

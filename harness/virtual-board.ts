@@ -142,7 +142,12 @@ export class VirtualBoard implements BenchBoard {
       mqtt: this.env.mqtt,
       position: s.position,
       settings: this.env.settings ?? {},
-      onConsoleLine: (line) => this.chip?.transmitLine(line),
+      onConsoleLine: (line) => {
+        // The host announces the interfaces' addresses before the firmware's boot line, as a
+        // Moddable board logs `board: <iface>: listening on <address>:80` (serial-board.ts reads either).
+        if (line.startsWith('LOG INFO boot: ')) for (const [iface, url] of Object.entries(this.xs?.urls ?? {})) this.chip?.transmitLine(`HOST ${iface}: listening on ${url.slice('http://'.length)}`);
+        this.chip?.transmitLine(line);
+      },
       onReboot: (reason) => {
         this.reboots.push(reason);
         // esp_restart(): a software reset, through the bootloader again.

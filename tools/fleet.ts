@@ -1,6 +1,6 @@
 // `fleet`: the command line of the project. Exit codes: 0 done, 1 the cloud refused (the error is
 // printed) or a bench scenario failed, 2 usage error, 3 the cloud could not be reached, 4 bad
-// configuration or rig file.
+// configuration or rig file; the board commands add 5 to 10 (tools/commands/flash.ts).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -10,8 +10,13 @@ import { LOG_LEVELS } from '../cloud/functions.ts';
 import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
 import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
 import { benchCommand } from './commands/bench.ts';
+import { consoleCommands } from './commands/console.ts';
+import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
+import { portsCommand } from './commands/ports.ts';
 import { serveCommand } from './commands/serve.ts';
+import { simulateCommand } from './commands/simulate.ts';
+import { virtualCommand } from './commands/virtual.ts';
 import { RigError } from '../harness/rig.ts';
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } as const;
@@ -49,6 +54,13 @@ export function buildProgram(): Command {
   serveCommand(program);
   benchCommand(program, (code) => (commandExit = code));
   imageCommand(program, (code) => (commandExit = code));
+  // Boards on serial ports and RFC 2217 servers, and virtual boards to try them on (docs/physical-rig.md).
+  flashCommand(program);
+  consoleCommands(program, (code) => (commandExit = code));
+  portsCommand(program);
+  virtualCommand(program);
+  // A boot storm of simulated devices against a running cloud (docs/fleet-scale.md).
+  simulateCommand(program, (code) => (commandExit = code));
 
   program
     .command('token')
@@ -185,6 +197,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof CloudUnreachableError) {
       process.stderr.write(`fleet: ${err.message}\n`);
       return EXIT.unreachable;
+    }
+    // The board commands' errors carry their own exit code (tools/commands/flash.ts, console.ts).
+    if (err instanceof Error && typeof (err as { exitCode?: unknown }).exitCode === 'number' && !(err instanceof CommanderError)) {
+      process.stderr.write(`fleet: ${err.message}\n`);
+      return (err as unknown as { exitCode: number }).exitCode;
     }
     if (err instanceof ConfigError || err instanceof UnsupportedDatabaseError || err instanceof RigError) {
       process.stderr.write(`fleet: ${err.message}\n`);

@@ -15,13 +15,25 @@ export const HARD_RESET_SEQUENCE = 'D0|R1|W100|R0';
 
 export interface EsptoolSession {
   port: WebSerialPortLike;
-  /** default_reset: the classic DTR/RTS sequence (RFC 2217, a USB bridge); no_reset: the board already waits for download (boot control). */
-  before: 'default_reset' | 'no_reset';
-  /** hard_reset: HARD_RESET_SEQUENCE over DTR/RTS; stay: the stub keeps running, the bench resets the board. */
+  /**
+   * default_reset: the classic DTR/RTS sequence (RFC 2217, a USB bridge); usb_reset: the ESP32-S3's
+   * USB-Serial/JTAG sequence; no_reset: the board already waits for download (boot control).
+   */
+  before: 'default_reset' | 'usb_reset' | 'no_reset';
+  /** hard_reset: `hardResetSequence` over DTR/RTS; stay: the stub keeps running, the caller resets the board. */
   after: 'hard_reset' | 'stay';
+  /** The hard reset as data (harness/transport/reset-sequence.ts); HARD_RESET_SEQUENCE by default. */
+  hardResetSequence?: string;
   /** The rate after CHANGE_BAUDRATE (esptool-js starts at the ROM's 115200). */
   baudRate?: number;
   log?: (line: string) => void;
+}
+
+/** esptool-js 0.7.0 prints two TRACE lines on stdout whenever its read loop ends, tracing or not. */
+class QuietTransport extends Transport {
+  override trace(message: string): void {
+    if (this.tracing) super.trace(message);
+  }
 }
 
 export interface EsptoolResult<T> {
@@ -46,14 +58,14 @@ export async function withEsptool<T>(s: EsptoolSession, work: (loader: ESPLoader
     },
   };
   // esptool-js types the device as a browser SerialPort; ours has the members its Transport uses.
-  const transport = new Transport(s.port as never, false);
+  const transport = new QuietTransport(s.port as never, false);
   const loader = new ESPLoader({ transport, baudrate: s.baudRate ?? 921_600, romBaudrate: 115_200, terminal, debugLogging: false });
   try {
     const chip = await loader.main(s.before);
     const mac = await loader.chip.readMac(loader);
     const flashId = await loader.readFlashId();
     const value = await work(loader);
-    if (s.after === 'hard_reset') await loader.after('custom_reset', undefined, HARD_RESET_SEQUENCE);
+    if (s.after === 'hard_reset') await loader.after('custom_reset', undefined, s.hardResetSequence ?? HARD_RESET_SEQUENCE);
     else await loader.after('no_reset_stub');
     return { chip, mac, flashId, value, transcript };
   } finally {
@@ -62,14 +74,36 @@ export async function withEsptool<T>(s: EsptoolSession, work: (loader: ESPLoader
 }
 
 /** Writes images with verification (SPI_FLASH_MD5 against the MD5 of what was sent). */
-export async function writeImages(loader: ESPLoader, files: { address: number; data: Uint8Array }[], compress: boolean): Promise<void> {
+export async function writeImages(
+  loader: ESPLoader,
+  files: { address: number; data: Uint8Array }[],
+  compress: boolean,
+  o: { eraseAll?: boolean; progress?: (fileIndex: number, written: number, total: number) => void } = {},
+): Promise<void> {
   await loader.writeFlash({
     fileArray: files,
     flashMode: 'keep',
     flashFreq: 'keep',
     flashSize: 'keep',
-    eraseAll: false,
+    eraseAll: o.eraseAll ?? false,
     compress,
+    ...(o.progress ? { reportProgress: o.progress } : {}),
     calculateMD5Hash: (image: Uint8Array) => createHash('md5').update(image).digest('hex'),
   });
+}
+
+/**
+ * The chip and its eFuse base MAC from the ROM, without the stub: reset into download mode as
+ * `before` says, sync, detect, read the MAC registers. The board is left in download mode.
+ */
+export async function readChipIdentity(port: WebSerialPortLike, before: EsptoolSession['before']): Promise<{ chip: string; description: string; mac: string }> {
+  const quiet: IEspLoaderTerminal = { clean: () => undefined, writeLine: () => undefined, write: () => undefined };
+  const transport = new QuietTransport(port as never, false);
+  const loader = new ESPLoader({ transport, baudrate: 115_200, romBaudrate: 115_200, terminal: quiet, debugLogging: false });
+  try {
+    await loader.connect(before, 7, true);
+    return { chip: loader.chip.CHIP_NAME, description: await loader.chip.getChipDescription(loader), mac: (await loader.chip.readMac(loader)).toUpperCase() };
+  } finally {
+    await transport.disconnect().catch(() => undefined);
+  }
 }

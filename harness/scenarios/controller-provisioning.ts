@@ -207,7 +207,7 @@ export const controllerProvisioningScenarios: Scenario[] = [
   {
     name: 'controller-out-of-range',
     title: 'Controller provisioning: the source is out of range at 2 dBm',
-    needs: twoControllers,
+    needs: { controllers: 2, moveBoards: true },
     async run(ctx) {
       const run = await provision(ctx, { clients: 1 }, async ({ target }) => {
         await ctx.step('place the target 4 m from the source', async () => {

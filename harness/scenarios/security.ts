@@ -10,7 +10,7 @@ export const securityScenarios: Scenario[] = [
   {
     name: 'provisioning-security',
     title: 'Provisioning security: Ethernet 403, mode off 409, sliding expiry, one token per MAC',
-    needs: { controllers: 1 },
+    needs: { controllers: 1, softapHttp: true, settings: ['provisioningTokenTtlSeconds'] },
     // Tokens expire well before the mode (5 min), so an expired token is told apart from a mode that ended.
     firmwareSettings: { provisioningTokenTtlSeconds: 3 },
     async run(ctx) {

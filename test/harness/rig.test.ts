@@ -24,10 +24,29 @@ describe('rig files', () => {
     [{ boards: [board, { ...board, id: 'b' }] }, /MAC addresses must be unique/],
     [{ boards: [board, { ...board }] }, /board ids must be unique/],
     [{ boards: [{ ...board, kind: 'jtag' }] }, /kind: must be virtual, serial or rfc2217/],
-    [{ boards: [{ ...board, kind: 'serial' }] }, /boards\[0\]\.port: must be a non-empty string/],
+    [{ boards: [{ id: 'a', role: 'controller', kind: 'serial' }] }, /boards\[0\]\.port: must be a non-empty string/],
+    [{ boards: [{ ...board, kind: 'serial', port: '/dev/ttyUSB0' }] }, /boards\[0\]\.uuid: is not given for a serial board: the harness reads it from the board: "u-1"/],
+    [{ boards: [{ id: 'a', role: 'controller', kind: 'rfc2217', port: '/dev/ttyUSB0' }] }, /boards\[0\]\.port: must match/],
+    [{ boards: [{ id: 'a', role: 'controller', kind: 'serial', port: '/dev/ttyUSB0', reset: 'dtr' }] }, /boards\[0\]\.reset: reset method must be one of classic, usb-jtag, none: "dtr"/],
+    [{ boards: [{ ...board, drive: 'serial' }] }, /boards\[0\]\.drive: must be direct or rfc2217: "serial"/],
+    [{ boards: [board], build_settings: [] }, /build_settings: must be an object/],
+    [{ boards: [board], bench_host: 'bench.local' }, /rig\.bench_host: must match .*: "bench\.local"/],
     [{ boards: [board], cloud: { kind: 'external', url: 'http://10.0.0.5:8080' } }, /cloud\.url: must match/],
   ])('refuses %j', (extra, message) => {
     expect(() => parseRig({ name: 'r', ...extra })).toThrow(message);
+  });
+
+  it('takes a physical board without identity (read from the board) and the RFC 2217 rig of virtual boards', () => {
+    const rig = parseRig({ name: 'r', build_settings: { provisioningTokenTtlSeconds: 3 }, boards: [{ id: 'a', role: 'controller', kind: 'rfc2217', port: 'rfc2217://10.0.0.9:4000', reset: 'usb-jtag', ethernet_url: 'http://10.0.0.21' }] });
+    expect(rig.boards[0]).toMatchObject({ kind: 'rfc2217', port: 'rfc2217://10.0.0.9:4000', resetMethod: 'usb-jtag', ethernetUrl: 'http://10.0.0.21', uuid: '', wifiMac: '', baudRate: 115200 });
+    expect(rig.buildSettings).toEqual({ provisioningTokenTtlSeconds: 3 });
+    expect(rig.benchHost).toBe('127.0.0.1');
+    expect(parseRig({ name: 'r', bench_host: '192.168.10.2', boards: [board] }).benchHost).toBe('192.168.10.2');
+    expect(loadRig(rigPath('rfc2217-three-board')).boards.map((b) => [b.kind, b.drive])).toEqual([
+      ['virtual', 'rfc2217'],
+      ['virtual', 'rfc2217'],
+      ['virtual', 'rfc2217'],
+    ]);
   });
 
   it('names the file when it is not JSON or missing', () => {

@@ -6,7 +6,9 @@
 // The line-rate limit is what the image's bytes alone would take at that baud rate (8N1); a ratio
 // under 1 means compression carried fewer bytes than the image has. Connecting, the stub upload
 // (at the ROM's 115,200) and the baud change are not counted. Figures, not assertions.
-// Options: --baud 921600 --bytes 1572864 --cases pty-raw,pty-deflate,rfc2217-raw,rfc2217-deflate
+// The ser2net cases go through Debian's ser2net in front of the board's pseudo-terminal (our RFC 2217
+// client to a third-party server; no modem lines there, so the boot control enters download mode).
+// Options: --baud 921600 --bytes 1572864 --cases pty-raw,pty-deflate,rfc2217-raw,rfc2217-deflate,ser2net-raw,ser2net-deflate
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,9 +24,10 @@ import { withEsptool, writeImages } from '../../harness/flash/esptool.ts';
 import { Rfc2217Port } from '../../harness/flash/rfc2217-port.ts';
 import { NodeSerialPort } from '../../harness/flash/serial-port.ts';
 import { loadRig } from '../../harness/rig.ts';
+import { startSer2net, type Ser2net } from '../../harness/transport/ser2net.ts';
 import { VirtualBoard } from '../../harness/virtual-board.ts';
 
-const CASES = ['pty-raw', 'pty-deflate', 'rfc2217-raw', 'rfc2217-deflate'] as const;
+const CASES = ['pty-raw', 'pty-deflate', 'rfc2217-raw', 'rfc2217-deflate', 'ser2net-raw', 'ser2net-deflate'] as const;
 type Case = (typeof CASES)[number];
 
 const { values } = parseArgs({ options: { baud: { type: 'string', default: '921600' }, bytes: { type: 'string', default: String(1.5 * 1024 * 1024) }, cases: { type: 'string', default: CASES.join(',') } } });
@@ -56,20 +59,23 @@ try {
   process.stderr.write(`bench:flash: ${image.length} bytes at 0x10000, UART at ${baud} baud after the stub (115200 before)\n`);
   await board.start();
   for (const c of cases) {
-    const overPty = c.startsWith('pty');
+    const overPty = !c.startsWith('rfc2217');
+    let ser2net: Ser2net | undefined;
     if (overPty) {
       // No modem lines on a pseudo-terminal: the bench's boot control puts the board in download mode.
       board.holdBoot(true);
       await board.reset();
       await board.releaseConsole();
     }
-    const port = overPty ? new NodeSerialPort(board.consolePath) : new Rfc2217Port(board.rfc2217Url);
+    if (c.startsWith('ser2net')) ser2net = await startSer2net(dir, board.consolePath);
+    const port = ser2net ? new Rfc2217Port(ser2net.url) : overPty ? new NodeSerialPort(board.consolePath) : new Rfc2217Port(board.rfc2217Url);
     let seconds = 0;
     await withEsptool({ port, before: overPty ? 'no_reset' : 'default_reset', after: overPty ? 'stay' : 'hard_reset', baudRate: baud }, async (loader) => {
       const t0 = performance.now();
       await writeImages(loader, [{ address: 0x10000, data: image }], c.endsWith('deflate'));
       seconds = (performance.now() - t0) / 1000;
     });
+    await ser2net?.stop();
     if (overPty) {
       board.holdBoot(false);
       await board.attachConsole();

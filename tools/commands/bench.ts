@@ -8,6 +8,25 @@ import { loadRig, RigError } from '../../harness/rig.ts';
 
 export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.json', import.meta.url));
 
+/** The `--flash` inputs as the bench writes them, and the version of the app image among them. */
+async function benchImage(inputs: string[]): Promise<import('../../harness/serial-board.ts').BenchImage> {
+  const [{ planFlash }, { productPartitions }, { describeImage }] = await Promise.all([
+    import('../../harness/flash/inputs.ts'),
+    import('../../firmware/host/firmware-image.ts'),
+    import('../../firmware/image/describe.ts'),
+  ]);
+  const productTable = productPartitions();
+  let plan;
+  try {
+    plan = planFlash(inputs, productTable);
+  } catch (err) {
+    throw new RigError(`--flash: ${(err as Error).message}`);
+  }
+  const apps = plan.files.map((f) => describeImage(f.data).app?.version).filter((v): v is string => typeof v === 'string');
+  if (apps.length !== 1) throw new RigError(`--flash: the inputs must hold exactly one app image (with an app descriptor), found ${apps.length}`);
+  return { plan, version: apps[0]!, productTable, flashed: new Set() };
+}
+
 export function benchCommand(program: Command, setExit: (code: number) => void): void {
   program
     .command('bench')
@@ -17,7 +36,8 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
     .option('--report <dir>', 'where to write the report', 'bench-report')
     .option('--no-figures', 'skip the figure runs (20 controllers, 100 clients, 512 KB backup)')
     .option('--list', 'list the scenarios and exit')
-    .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean }) => {
+    .option('--flash <inputs...>', 'flash the physical boards first with this app image (or offset/file pairs, flasher_args.json), and again whenever a scenario left another version')
+    .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean; flash?: string[] }) => {
       // The harness (XS, serial ports, the broker) loads only for this command.
       const [{ summaryTable, writeReport }, { runScenarios }, { scaleScenario, smallScaleScenario }, { scenarios }] = await Promise.all([
         import('../../harness/report.ts'),
@@ -35,8 +55,9 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
       const chosen = o.scenario ? all.filter((s) => o.scenario!.includes(s.name)) : all;
       const rig = loadRig(resolve(rigPath));
       const reportDir = resolve(o.report);
-      process.stderr.write(`bench: rig ${rig.name} (${rig.boards.length} boards), ${chosen.length} scenarios, report in ${reportDir}\n`);
-      const run = await runScenarios(rig, chosen, { reportDir, progress: (line) => process.stderr.write(line + '\n') });
+      const image = o.flash ? await benchImage(o.flash) : undefined;
+      process.stderr.write(`bench: rig ${rig.name} (${rig.boards.length} boards), ${chosen.length} scenarios, report in ${reportDir}${image ? `, boards flashed with ${image.version}` : ''}\n`);
+      const run = await runScenarios(rig, chosen, { reportDir, progress: (line) => process.stderr.write(line + '\n'), ...(image ? { image } : {}) });
       writeReport(run, reportDir);
       process.stdout.write(summaryTable(run) + '\n');
       process.stdout.write(`report: ${resolve(reportDir, 'index.html')}\n`);

@@ -1,0 +1,221 @@
+// A board the harness reaches as it reaches a physical one: its console over a transport (a USB
+// serial port, or a port on an RFC 2217 server such as ser2net), its resets through DTR/RTS as the
+// rig's reset method says, its device-local API at a network address (the rig's, or the one its
+// console announces), and its identity read from it: the chip and the eFuse MAC from the ROM, the
+// UUID, role, build and version from the firmware's `status`. Before each scenario the bench
+// prepares it: identify, factory-reset when it holds anything, re-flash the bench image when its
+// version moved (OTA), then hold it in reset until the scenario powers it on.
+//
+// A virtual board with `drive: rfc2217` is driven by this same code: the bench starts it (the
+// "power" of a USB hub port, BoardPower) and hands over nothing but its RFC 2217 URL.
+import { CHIPS } from '../firmware/image/chips.ts';
+import { TimeoutError, displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
+import { readChipIdentity } from './flash/esptool.ts';
+import { BOOT_LINE, flashBoard } from './flash/flash-board.ts';
+import type { FlashPlan } from './flash/inputs.ts';
+import { WebSerialAdapter } from './flash/web-serial.ts';
+import type { BoardSpec } from './rig.ts';
+import { SerialConsole } from './serial-console.ts';
+import { createTransport } from './transport/open.ts';
+import { runResetSequence, SEQUENCES, type ResetMethod } from './transport/reset-sequence.ts';
+import type { SerialTransport } from './transport/transport.ts';
+
+/** What the bench switches besides the serial port: a virtual board's power; nothing for a board on a USB hub. */
+export interface BoardPower {
+  /** Powers the board and returns its port (a path or rfc2217://host:port). */
+  on(): Promise<string>;
+  off(): Promise<void>;
+}
+
+/** The image of `fleet bench --flash`: written to every board first, and again when a scenario left another version. */
+export interface BenchImage {
+  plan: FlashPlan;
+  version: string;
+  productTable: import('../firmware/image/partition-table.ts').PartitionEntry[];
+  /** Ports flashed in this run. */
+  flashed: Set<string>;
+}
+
+export class BoardSetupError extends Error {
+  override name = 'BoardSetupError';
+}
+
+const BOOT_TIMEOUT_MS = 60_000;
+/** The end of a boot: the outcome of what the firmware does at start (device.ts boot()). */
+const BOOT_DONE = /^EVT \{"event":"(target_provisioning|client_normal_mode|client_provisioning)"/;
+/** A listener's address: a Moddable board's log line, or a virtual board's host line. */
+const LISTENING = /^(?:LOG INFO board: |HOST )(ethernet|softap|station): listening on (\S+?):(\d+)$/;
+const ROM_BANNER = /^ESP-ROM:/;
+
+/** ESP-IDF's MAC of an interface from the eFuse base MAC (four universal addresses: STA +0, SoftAP +1, BT +2, Ethernet +3). */
+export function derivedMac(base: string, offset: number): string {
+  const n = (BigInt(`0x${base.replace(/:/g, '')}`) + BigInt(offset)) & 0xffffffffffffn;
+  return n.toString(16).padStart(12, '0').toUpperCase().match(/../g)!.join(':');
+}
+
+export class SerialBoard implements BenchBoard {
+  private transport: SerialTransport | undefined;
+  private console: SerialConsole | undefined;
+  private held = false;
+
+  constructor(
+    readonly spec: BoardSpec,
+    private readonly o: { power?: BoardPower; image?: BenchImage } = {},
+  ) {}
+
+  private get method(): ResetMethod {
+    return this.spec.resetMethod ?? 'classic';
+  }
+
+  private need(): SerialConsole {
+    if (!this.console) throw new Error(`board ${this.spec.id} is not prepared (no console)`);
+    return this.console;
+  }
+
+  /** Identify the board, bring it to its factory state, restore the bench image, hold it in reset. */
+  async prepare(): Promise<void> {
+    const s = this.spec;
+    if (this.o.power) s.port = await this.o.power.on();
+    if (!s.port) throw new BoardSetupError(`board ${s.id} has no port`);
+    this.transport = await createTransport(s.port);
+    await this.transport.connect(s.baudRate ?? 115200);
+    this.console = new SerialConsole(this.transport);
+    // The chip and its eFuse base MAC, from the ROM (as esptool's read_mac).
+    if (this.method === 'none') throw new BoardSetupError(`board ${s.id}: reset method none: the bench cannot reset it (wire DTR/RTS or use usb-jtag)`);
+    const chip = await readChipIdentity(new WebSerialAdapter(this.transport), this.method === 'classic' ? 'default_reset' : 'usb_reset');
+    const expected = CHIPS[s.chip].displayName;
+    if (chip.chip !== expected) throw new BoardSetupError(`board ${s.id} on ${s.port} is an ${chip.chip}; the rig says ${expected}`);
+    s.wifiMac = chip.mac;
+    if (s.role === 'controller') s.ethernetMac = derivedMac(chip.mac, 3);
+    const image = this.o.image;
+    if (image && !image.flashed.has(s.port)) await this.flash(image);
+    let status = await this.bootAndStatus(() => this.hardReset());
+    if (image && status.firmware_version !== image.version) {
+      await this.flash(image);
+      status = await this.bootAndStatus(() => this.hardReset());
+    }
+    if (status.configured || status.backup !== null || status.cloud !== null || status.provisioning?.active) {
+      const from = this.need().lines.length;
+      const answer = await this.command('factory-reset');
+      if (!answer.startsWith('OK ')) throw new BoardSetupError(`board ${s.id}: factory-reset answered ${answer}`);
+      status = await this.bootAndStatus(async () => undefined, from);
+    }
+    if (status.role !== s.role) throw new BoardSetupError(`board ${s.id} is a ${status.role}; the rig says ${s.role}`);
+    if (status.build !== s.build) throw new BoardSetupError(`board ${s.id} runs a ${status.build} build; the rig says ${s.build}`);
+    s.uuid = status.uuid;
+    s.firmwareVersion = status.firmware_version;
+    await this.powerOff();
+  }
+
+  /** Writes the bench image (left in the stub: the caller resets). */
+  private async flash(image: BenchImage): Promise<void> {
+    const s = this.spec;
+    await flashBoard({ transport: this.transport!, plan: image.plan, productTable: image.productTable, baudRate: 921_600, chip: s.chip, resetMethod: this.method, reset: false });
+    await this.transport!.setBaudRate(s.baudRate ?? 115200);
+    image.flashed.add(s.port!);
+  }
+
+  /** The firmware's boot (after `reset`), then its `status`. */
+  private async bootAndStatus(reset: () => Promise<void>, from = this.need().lines.length): Promise<Record<string, any>> {
+    await reset();
+    await this.waitForBoot(from);
+    const answer = await this.command('status');
+    if (!answer.startsWith('OK ')) throw new BoardSetupError(`board ${this.spec.id}: status answered ${answer}`);
+    return JSON.parse(answer.slice(3));
+  }
+
+  /** The boot line from `from` on, then the event that ends the boot (device.ts boot()). */
+  private async waitForBoot(from: number): Promise<void> {
+    const c = this.need();
+    const line = await c.waitFor(BOOT_LINE, BOOT_TIMEOUT_MS, from);
+    await c.waitFor(BOOT_DONE, BOOT_TIMEOUT_MS, c.lines.indexOf(line, from) + 1);
+  }
+
+  private async hardReset(): Promise<void> {
+    this.held = false;
+    await runResetSequence(this.transport!, SEQUENCES[this.method].hard);
+  }
+
+  /** Held in reset (EN low) where the wiring allows: the bench's "power off". */
+  private async powerOff(): Promise<void> {
+    const hold = SEQUENCES[this.method].hold;
+    if (!hold) return;
+    await runResetSequence(this.transport!, hold);
+    this.held = true;
+  }
+
+  /** Power on: released from the hold (or reset), and the boot and what it does completed. */
+  async start(): Promise<void> {
+    const from = this.need().lines.length;
+    if (this.held) {
+      this.held = false;
+      await runResetSequence(this.transport!, SEQUENCES[this.method].release);
+    } else await this.hardReset();
+    await this.waitForBoot(from);
+  }
+
+  async reset(): Promise<void> {
+    const from = this.need().lines.length;
+    await this.hardReset();
+    await this.need().waitFor(BOOT_LINE, BOOT_TIMEOUT_MS, from);
+  }
+
+  async stop(): Promise<void> {
+    await this.console?.close();
+    this.console = undefined;
+    this.transport = undefined;
+    await this.o.power?.off();
+  }
+
+  consoleLines(): string[] {
+    return this.console?.lines ?? [];
+  }
+
+  command(line: string, timeoutMs?: number): Promise<string> {
+    return this.need().command(line, timeoutMs);
+  }
+
+  waitForLine(pattern: RegExp, timeoutMs: number, fromIndex = 0): Promise<string> {
+    return this.need().waitFor(pattern, timeoutMs, fromIndex);
+  }
+
+  /** The interface's address: the rig's, else the last one the console announced since the last boot. */
+  async address(iface: Iface): Promise<string> {
+    if (iface === 'ethernet' && this.spec.ethernetUrl) return this.spec.ethernetUrl;
+    if (iface === 'softap' && this.spec.softapUrl) return this.spec.softapUrl;
+    const lines = this.consoleLines();
+    // Only what the current boot announced: from the last ROM banner on.
+    let from = lines.length - 1;
+    while (from > 0 && !ROM_BANNER.test(lines[from]!)) from--;
+    from = Math.max(from, 0);
+    const announced = (ls: string[]) => {
+      for (let i = ls.length - 1; i >= 0; i--) {
+        const m = LISTENING.exec(ls[i]!);
+        if (m && m[1] === iface) return `http://${m[2]}:${m[3]}`;
+      }
+      return undefined;
+    };
+    const now = announced(lines.slice(from));
+    if (now) return now;
+    try {
+      const line = await this.need().waitFor(new RegExp(`^(?:LOG INFO board: |HOST )${iface}: listening on `), 10_000, from);
+      return announced([line])!;
+    } catch (err) {
+      if (err instanceof TimeoutError) throw new Error(`board ${this.spec.id} did not announce its ${iface} address on its console (and the rig gives none)`);
+      throw err;
+    }
+  }
+
+  async http(iface: Iface, method: string, path: string, o: { headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<HttpAnswer> {
+    const base = await this.address(iface);
+    return httpAnswer(await fetch(base + path, { method, headers: o.headers ?? {}, body: o.body }));
+  }
+
+  display(): string[] {
+    return displayFrom(this.consoleLines());
+  }
+
+  events(): EventLine[] {
+    return eventsFrom(this.consoleLines());
+  }
+}

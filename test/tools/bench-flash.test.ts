@@ -1,0 +1,34 @@
+// `fleet bench <rig> --flash <image>`: the bench flashes every board of the rig first (here the RFC
+// 2217 rig's boards, driven as physical ones), and the scenarios then run on the version that image
+// carries, read from the boards.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { firmwareImage } from '../../firmware/host/firmware-image.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'bench-flash-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('fleet bench --flash', () => {
+  it('flashes every board first and runs the scenario on the version it carries', { timeout: 300_000 }, async () => {
+    writeFileSync(join(dir, 'bench.bin'), await firmwareImage('2026.06.01'));
+    const rig = join(root, 'harness', 'rigs', 'rfc2217-three-board.json');
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'fleet.js'), 'bench', rig, '--flash', join(dir, 'bench.bin'), '--scenario', 'ota-revoked-version', '--report', join(dir, 'report')], { cwd: root, encoding: 'utf8', timeout: 280_000 });
+    expect(r.stderr).toContain('bench: rig rfc2217-three-board (3 boards), 1 scenarios, report in');
+    expect(r.stderr).toContain(', boards flashed with 2026.06.01');
+    expect(r.stdout).toMatch(/^PASS  ota-revoked-version /m);
+    expect(r.status).toBe(0);
+    // The step names the version read from the board after the bench flashed it.
+    expect(readFileSync(join(dir, 'report', 'index.html'), 'utf8')).toContain('power on the board and revoke its version 2026.06.01');
+  });
+
+  it('refuses inputs without an app image', () => {
+    writeFileSync(join(dir, 'blob.bin'), new Uint8Array(4096));
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'fleet.js'), 'bench', '--flash', '0x9000', join(dir, 'blob.bin'), '--scenario', 'ota-revoked-version'], { cwd: root, encoding: 'utf8' });
+    expect(r).toMatchObject({ status: 4, stderr: 'fleet: --flash: the inputs must hold exactly one app image (with an app descriptor), found 0\n' });
+  });
+});

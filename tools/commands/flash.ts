@@ -1,0 +1,87 @@
+// `fleet flash --port <path|rfc2217://host:port> <image.bin | offset file … | flasher_args.json | build folder>`:
+// esptool-js underneath (harness/flash/flash-board.ts): a progress bar per file, MD5 verification,
+// a hard reset, then the firmware's boot line; the last line is `booted <version>`.
+// Exit codes: 0 done, 2 usage, 5 the port cannot be opened, 6 no answer from the ROM, 7 wrong chip,
+// 8 an image does not fit its partition or the flash, 9 verification failed, 10 the firmware did not come up.
+import { InvalidArgumentError, type Command } from 'commander';
+import { basename } from 'node:path';
+import { chipByName, type ChipName } from '../../firmware/image/chips.ts';
+import type { ResetMethod } from '../../harness/transport/reset-sequence.ts';
+import { baudOption, resetMethodOption, resolveResetMethod, seconds } from './port-options.ts';
+
+function chipOption(value: string): 'auto' | ChipName {
+  if (value === 'auto') return value;
+  try {
+    return chipByName(value).name;
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+function bar(fraction: number, width = 30): string {
+  const filled = Math.round(fraction * width);
+  return `[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${String(Math.floor(fraction * 100)).padStart(3)}%`;
+}
+
+export function flashCommand(program: Command): void {
+  program
+    .command('flash')
+    .description('Flash a board (serial port or RFC 2217) with esptool-js: an app image, offset/file pairs, or an ESP-IDF/Moddable build (flasher_args.json); verify, reset, print the version that booted')
+    .argument('<inputs...>', 'image.bin | <offset> <file> … | flasher_args.json | build folder')
+    .requiredOption('--port <port>', 'serial port path or rfc2217://host:port')
+    .option('--baud <rate>', 'baud rate after the stub is running', baudOption, 921_600)
+    .option('--chip <name>', 'expected chip (auto: what the ROM reports)', chipOption, 'auto')
+    .option('--reset-method <method>', 'classic (USB-UART bridge), usb-jtag (ESP32-S3 USB), none, or auto (from the USB ids)', resetMethodOption, 'auto')
+    .option('--erase-all', 'erase the whole flash first')
+    .option('--no-reset', 'stay in the flasher stub afterwards (no reset, no boot check)')
+    .option('--no-compress', 'send the images uncompressed')
+    .option('--boot-timeout <seconds>', 'how long to wait for the boot line', seconds, 30)
+    .action(async (inputs: string[], o: { port: string; baud: number; chip: 'auto' | ChipName; resetMethod: ResetMethod | 'auto'; reset: boolean; eraseAll?: boolean; compress: boolean; bootTimeout: number }) => {
+      const [{ flashBoard, FlashError }, { planFlash, FlashInputError }, { createTransport }, { productPartitions }] = await Promise.all([
+        import('../../harness/flash/flash-board.ts'),
+        import('../../harness/flash/inputs.ts'),
+        import('../../harness/transport/open.ts'),
+        import('../../firmware/host/firmware-image.ts'),
+      ]);
+      const table = productPartitions();
+      let plan;
+      try {
+        plan = planFlash(inputs, table);
+      } catch (err) {
+        if (err instanceof FlashInputError) throw new FlashError('usage', err.message);
+        throw err;
+      }
+      const method = await resolveResetMethod(o.port, o.resetMethod);
+      const tty = process.stderr.isTTY;
+      const say = (line: string) => process.stderr.write(line + '\n');
+      for (const f of plan.files) say(`flash: ${basename(f.path)} at 0x${f.address.toString(16)} (${f.data.length} bytes)`);
+      const transport = await createTransport(o.port);
+      try {
+        const outcome = await flashBoard({
+          transport,
+          plan,
+          productTable: table,
+          baudRate: o.baud,
+          chip: o.chip,
+          resetMethod: method,
+          eraseAll: o.eraseAll === true,
+          compress: o.compress,
+          reset: o.reset !== false,
+          bootTimeoutMs: o.bootTimeout * 1000,
+          log: (line) => /^(Chip is|MAC:|Changing baudrate|Hash of data verified|Compressed|Wrote)/.test(line) && say(`esptool: ${line}`),
+          progress: (f, i, written, total) => {
+            const line = `${bar(total ? written / total : 1)} ${i + 1}/${plan.files.length} ${basename(f.path)}`;
+            if (tty) process.stderr.write(`\r${line}${written >= total ? '\n' : ''}`);
+            else if (written >= total) say(line);
+          },
+        });
+        say(`flash: ${outcome.chip}, MAC ${outcome.mac}, ${outcome.flashSizeBytes / 1024 / 1024} MB flash, verified`);
+        if (outcome.booted) {
+          say(outcome.booted.line);
+          process.stdout.write(`booted ${outcome.booted.version}\n`);
+        } else process.stdout.write('left in the flasher stub (--no-reset): reset the board to run the firmware\n');
+      } finally {
+        await transport.disconnect().catch(() => undefined);
+      }
+    });
+}
