@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { signDeviceRequest } from '../device-signer.ts';
+import { CloudClient } from '../client.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -145,15 +146,10 @@ async function measure(name: string, opts: autocannon.Options, baseline?: string
   return f;
 }
 
+/** An admin call as the bench's super user (the same client the `fleet` commands use). */
 async function admin(url: string, method: string, path: string, body?: unknown): Promise<void> {
   const { mintToken } = await import('../../cloud/auth/jwt.ts');
-  const token = await mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' });
-  const res = await fetch(url + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  await new CloudClient(url, () => mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' })).request(method, path, body);
 }
 
 async function seed(url: string, publicKeyPem: string): Promise<string> {

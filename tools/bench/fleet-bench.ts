@@ -21,6 +21,7 @@ import { signDeviceRequest } from '../device-signer.ts';
 import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine.ts';
 import { formatProfile, summarizeProfile } from '../simulate/profile.ts';
 import { startPostgres, type PostgresServer } from '../../test/helpers/postgres-server.ts';
+import { CloudClient } from '../client.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,8 +32,14 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (args.help) {
+  process.stdout.write('usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--only sqlite,postgres,ingest] [--profile]\n' +
+    '                           [--duration 10] [--connections 50] [--warmup 2]   (the ingest comparison)\n');
+  process.exit(0);
+}
 const DEVICES = Number(args.devices);
 const SPREAD_MS = Number(args.spread) * 1000;
 const DURATION_S = Number(args.duration);
@@ -104,14 +111,10 @@ async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
 
+/** An admin call as the bench's super user (the same client the `fleet` commands use). */
 async function admin(url: string, method: string, path: string, body?: unknown): Promise<void> {
-  const token = await mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' });
-  const res = await fetch(url + path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  const { mintToken } = await import('../../cloud/auth/jwt.ts');
+  await new CloudClient(url, () => mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' })).request(method, path, body);
 }
 
 async function seedReleases(url: string): Promise<void> {
