@@ -5,7 +5,7 @@ import { createPureJsCrypto } from '../src/core/crypto/pure.ts';
 import { seededRandom } from '../src/platform/memory/board.ts';
 import { MemoryStorage } from '../src/platform/memory/storage.ts';
 import { LocalBackupStore } from '../src/core/backup/local-store.ts';
-import { equal, ok, type TestCase } from './assert.ts';
+import { deepEqual, equal, ok, rejects, type TestCase } from './assert.ts';
 import { bench, board, call, login } from './fixtures.ts';
 
 const sha = (b: Uint8Array) => hexEncode(createPureJsCrypto(seededRandom(1)).sha256().update(b).digest());
@@ -80,7 +80,56 @@ export const backupStoreCases: TestCase[] = [
     },
   },
   {
-    name: 'a power cut between the two renames is repaired at boot',
+    name: 'LocalBackupStore: chunked reads at the edges, a sidecar that is not a digest is repaired at boot, one writer at a time, a closed writer refuses',
+    async run() {
+      const storage = new MemoryStorage();
+      const crypto = createPureJsCrypto(seededRandom(4));
+      const store = new LocalBackupStore(storage, crypto, 100, 8);
+      const read = async () => {
+        const r = store.reader();
+        const sizes: number[] = [];
+        for (let c = await r.read(); c !== null; c = await r.read()) sizes.push(c.length);
+        return sizes;
+      };
+      for (const [n, sizes] of [[16, [8, 8]], [17, [8, 8, 1]], [7, [7]], [0, []]] as const) {
+        const w = store.begin();
+        w.write(new Uint8Array(n).fill(0x20));
+        equal(w.commit().size, n, `size ${n}`);
+        deepEqual(await read(), sizes, `chunks of ${n} bytes`);
+        equal(store.etag(), sha(new Uint8Array(n).fill(0x20)), `ETag of ${n} bytes`);
+      }
+      // A sidecar that is no digest counts as missing, and the boot repair recomputes it, in chunks.
+      const w = store.begin();
+      w.write(utf8Encode('{"chunked":"across several 8-byte reads"}'));
+      w.commit();
+      for (const bad of ['not a digest', 'A'.repeat(64), '0'.repeat(63)]) {
+        const f = storage.create('/backup.etag');
+        f.write(utf8Encode(bad));
+        f.close();
+        equal(store.etag(), null, `sidecar ${JSON.stringify(bad)}`);
+        store.recover();
+        equal(store.etag(), sha(utf8Encode('{"chunked":"across several 8-byte reads"}')), `repaired after ${JSON.stringify(bad)}`);
+      }
+      store.recover();
+      equal(store.etag(), sha(utf8Encode('{"chunked":"across several 8-byte reads"}')), 'a good pair is left as it is');
+      storage.remove('/backup.json');
+      store.recover();
+      equal(storage.size('/backup.etag'), null, 'a sidecar without its backup is removed');
+      const first = store.begin();
+      await rejects(async () => store.begin(), /backup_busy/, 'a second writer');
+      first.write(utf8Encode('{}'));
+      first.commit();
+      await rejects(async () => first.write(utf8Encode('x')), /closed/, 'write after commit');
+      await rejects(async () => first.commit(), /closed/, 'commit twice');
+      const second = store.begin();
+      second.abort();
+      second.abort();
+      await rejects(async () => second.commit(), /closed/, 'commit after abort');
+      equal(store.size(), 2, 'the committed backup stays');
+    },
+  },
+  {
+    name: 'a power cut between the two renames is repaired by the boot of the board',
     async run() {
       const storage = new MemoryStorage();
       const crypto = createPureJsCrypto(seededRandom(3));
@@ -95,9 +144,15 @@ export const backupStoreCases: TestCase[] = [
       const t = storage.create('/backup.etag.tmp');
       t.write(utf8Encode(sha(utf8Encode('{"a":2}'))));
       t.close();
-      store.recover();
-      equal(store.etag(), sha(utf8Encode('{"a":2}')), 'sidecar matches the file after recovery');
+      equal(store.etag(), sha(utf8Encode('{"a":1}')), 'before the repair the sidecar is the old one');
+      // The board powers up on that flash: its boot() alone must repair it, before the API serves.
+      const c = board(bench(), { role: 'controller', storage });
+      await c.device.boot();
       equal(storage.size('/backup.etag.tmp'), null, 'no temporary sidecar');
+      const auth = await login(c);
+      const head = await call(c, 'HEAD', '/backup', { headers: auth });
+      equal(head.headers.etag, `"${sha(utf8Encode('{"a":2}'))}"`, 'the served ETag is the hash of the file now in place');
+      equal((await call(c, 'GET', '/backup', { headers: auth })).text, '{"a":2}', 'the new content');
     },
   },
 ];

@@ -62,6 +62,8 @@ export function board(
     brokers?: Set<string>;
     device?: DeviceOptions;
     firmwareVersion?: string;
+    /** A debug build (spec 8: 30-minute provisioning mode and tokens). */
+    debug?: boolean;
   },
 ): TestBoard {
   const n = ++counter;
@@ -73,7 +75,7 @@ export function board(
     hardwareClass: o.role === 'controller' ? 'ctl-s3' : 'lamp-c3',
     productHex: '0x00c0ffee',
     firmwareVersion: o.firmwareVersion ?? '2026.01.01',
-    build: 'production',
+    build: o.debug ? 'debug' : 'production',
   };
   const mb = createMemoryBoard({
     identity,

@@ -1,7 +1,12 @@
 // The controller-provisioning target procedure (spec 3.6): every row of the outcome table, the
 // refusals, and the reboot into normal mode with the same records.
-import { utf8Encode } from '../src/core/bytes.ts';
-import { eventLogPage, PROVISIONING_INCOMPLETE_PATH, wrapWords } from '../src/core/procedures/target.ts';
+import { utf8Decode, utf8Encode } from '../src/core/bytes.ts';
+import { deriveStorageKey } from '../src/core/crypto/device-keys.ts';
+import { decryptFfce } from '../src/core/crypto/ffce.ts';
+import { jsonResponse } from '../src/core/http/respond.ts';
+import { controllerConfiguration, eventLogPage, PROVISIONING_INCOMPLETE_PATH, wrapWords } from '../src/core/procedures/target.ts';
+import { Device } from '../src/core/device.ts';
+import { createMemoryBoard } from '../src/platform/memory/board.ts';
 import { equal, deepEqual, ok, type TestCase } from './assert.ts';
 import { bench, board, call, clientConfig, login, seedSource, type Bench, type TestBoard } from './fixtures.ts';
 
@@ -11,12 +16,17 @@ function leftovers(target: TestBoard, uuid: string): void {
   target.storage.files.set(PROVISIONING_INCOMPLETE_PATH, utf8Encode(target.identity.uuid));
 }
 
+const TARGET_FUSE = '7a'.repeat(32);
+
+/** Bytes as one char each, to look for ASCII text in a file. */
+const latin1 = (b: Uint8Array) => Array.from(b, (x) => String.fromCharCode(x)).join('');
+
 const BACKUP = JSON.stringify({ inputs: [], outputs: [{ id: 1, name: 'Deck light' }], mqtt: { host: 'broker.local', port: 8883 } });
 
 async function rig(o: { controllers?: number; clients?: number; backup?: string | null; registerTarget?: boolean } = {}) {
   const b: Bench = bench();
   const source = board(b, { role: 'controller' });
-  const target = board(b, { role: 'controller' });
+  const target = board(b, { role: 'controller', fuseKeyHex: TARGET_FUSE });
   await source.device.boot();
   await seedSource(source, { ...(o.registerTarget === false ? {} : { target }), controllers: o.controllers ?? 2, clients: o.clients ?? 3, backup: o.backup === undefined ? BACKUP : o.backup });
   const auth = await login(source);
@@ -50,13 +60,92 @@ export const targetCases: TestCase[] = [
       equal(target.reboots.length, 0, 'still showing the result');
       await b.clock.advance(1);
       deepEqual(target.reboots, ['provisioned'], 'rebooted');
-      // Records are encrypted at rest with the target's own key, not copied as bytes.
-      const path = `/records/clients/${source.device.records.list('clients')[0]}`;
-      ok(target.storage.size(path) !== null, 'record file');
-      ok(String(target.storage.read(path, 0, 4)) !== '' && target.storage.read(path, 0, 4).join(',') === '70,70,67,69', 'FFCE framing at rest');
+      // Records are encrypted at rest with the target's own key, not copied as bytes: every file
+      // decrypts with the key derived from the target's fuse, and with no other key.
+      const targetKey = deriveStorageKey((m) => target.hal.fuse.hmac(m));
+      const sourceKey = deriveStorageKey((m) => source.hal.fuse.hmac(m));
+      for (const kind of ['controllers', 'clients'] as const) {
+        for (const uuid of source.device.records.list(kind)) {
+          const path = `/records/${kind}/${uuid}`;
+          const blob = target.storage.read(path, 0, target.storage.size(path) ?? 0);
+          equal(blob.slice(0, 4).join(','), '70,70,67,69', `${path}: FFCE framing at rest`);
+          const plain = utf8Decode(decryptFfce(target.hal.crypto, targetKey, blob));
+          equal(plain, source.device.records.getText(kind, uuid), `${path}: decrypts with the target's key to the source's record`);
+          ok(!latin1(blob).includes(String(JSON.parse(plain)[kind === 'clients' ? 'mac' : 'ethernet_mac'])), `${path}: no plaintext MAC in the file`);
+          for (const [name, key] of [['an all-zero key', new Uint8Array(32)], ["the source's key", sourceKey]] as const) {
+            let opened = true;
+            try {
+              decryptFfce(target.hal.crypto, key, blob);
+            } catch {
+              opened = false;
+            }
+            ok(!opened, `${path}: not decryptable with ${name}`);
+          }
+        }
+      }
       // Normal mode after the reboot: configured, no provisioning.
       const again = await target.device.boot();
       ok(again.role === 'controller' && again.provisioning.kind === 'configured', 'configured after reboot');
+    },
+  },
+  {
+    name: 'step 6: the requests in order (lists, then each record, then /backup), all via the SoftAP, each record written before the next is asked for',
+    async run() {
+      const { source, target, auth } = await rig({ controllers: 2, clients: 3 });
+      await enable(source, auth);
+      const seen: { method: string; path: string; iface: string; stationMac?: string; token: boolean; writtenBefore: number }[] = [];
+      const written = () => target.device.records.list('controllers').length + target.device.records.list('clients').length;
+      const handle = source.device.handle.bind(source.device);
+      source.device.handle = (r) => {
+        seen.push({ method: r.method, path: r.path, iface: r.iface, ...(r.stationMac ? { stationMac: r.stationMac } : {}), token: 'provisioning-token' in r.headers, writtenBefore: written() });
+        return handle(r);
+      };
+      await target.device.boot();
+      const controllers = source.device.records.list('controllers');
+      const clients = source.device.records.list('clients');
+      deepEqual(
+        seen.map((r) => `${r.method} ${r.path}`),
+        [
+          'POST /api/provisioning/token',
+          'GET /api/controllers',
+          ...controllers.map((u) => `GET /api/controllers/${u}`),
+          'GET /api/clients',
+          ...clients.map((u) => `GET /api/clients/${u}`),
+          'GET /backup',
+        ],
+        'the order of spec 3.6 step 6',
+      );
+      ok(seen.every((r) => r.iface === 'softap' && r.stationMac === target.identity.ethernetMac), 'every request via the SoftAP, from the Ethernet MAC');
+      ok(seen.slice(1).every((r) => r.token), 'every request after the exchange carries the provisioning-token');
+      // One record in memory at a time: when record n+1 is asked for, records 1..n are on flash.
+      const recordRequests = seen.filter((r) => /^\/api\/(controllers|clients)\/./.test(r.path));
+      deepEqual(recordRequests.map((r) => r.writtenBefore), recordRequests.map((_r, i) => i), 'records written before the next request');
+      equal(seen.at(-1)!.writtenBefore, controllers.length + clients.length, 'all written before /backup');
+    },
+  },
+  {
+    name: 'the station MAC override (step 2) lasts until reboot: a board powered up again on the same flash uses its Wi-Fi MAC and does not override it',
+    async run() {
+      const { b, source, target, auth } = await rig();
+      await enable(source, auth);
+      await target.device.boot();
+      equal(target.radio.currentStationMac(), target.identity.ethernetMac, 'overridden during provisioning');
+      await b.clock.advance(5000);
+      deepEqual(target.reboots, ['provisioned'], 'rebooted');
+      // Power-up: new RAM and a radio back at its factory MAC; the same flash and identity.
+      const again = createMemoryBoard({ identity: target.identity, fuseKeyHex: TARGET_FUSE, air: b.air, clock: b.clock, storage: target.storage, seed: 99 });
+      const overrides: string[] = [];
+      const set = again.radio.setStationMac.bind(again.radio);
+      again.radio.setStationMac = (m) => {
+        overrides.push(m);
+        set(m);
+      };
+      const device = new Device(again.hal, {});
+      const boot = await device.boot();
+      ok(boot.role === 'controller' && boot.provisioning.kind === 'configured', 'configured after the reboot');
+      deepEqual(overrides, [], 'no override at a normal boot');
+      equal(again.radio.currentStationMac(), target.identity.wifiMac, 'the station MAC is the Wi-Fi MAC again');
+      equal(device.records.list('clients').length, 3, 'the records survived on flash');
     },
   },
   {
@@ -145,10 +234,14 @@ export const targetCases: TestCase[] = [
       await call(source, 'DELETE', `/api/controllers/${target.identity.uuid}`, { headers: auth });
       await call(source, 'PUT', '/api/controllers/someone-else', { headers: auth, body: { ethernet_mac: target.identity.ethernetMac } });
       leftovers(target, 'keep-me');
+      const w = target.device.local.begin();
+      w.write(utf8Encode('{"keep":"me"}'));
+      w.commit();
       await enable(source, auth);
       const boot = await target.device.boot();
       ok(boot.role === 'controller' && boot.provisioning.kind === 'token_refused' && boot.provisioning.status === 404, 'token refused with 404');
-      deepEqual(target.device.records.list('clients'), ['keep-me'], 'cleanup only after a valid token');
+      deepEqual(target.device.records.list('clients'), ['keep-me'], 'cleanup only after a valid token: records kept');
+      equal(target.device.local.etag() !== null && utf8Decode(target.storage.read('/backup.json', 0, 13)), '{"keep":"me"}', 'and the backup kept');
     },
   },
   {
@@ -227,6 +320,95 @@ export const targetCases: TestCase[] = [
       ]);
       deepEqual(page, ['I old entry that will', 'not fit on this page', 'any more, it is far', 'W record', 'controllers/ctl-extra', '-0 not written:', 'damaged', 'E Prov fail C 2/3'], 'the page');
       ok(page.every((l) => l.length <= 21), 'no line longer than 21');
+    },
+  },
+  {
+    name: 'what counts as configured (step 1): own record, any record, a local backup; not an unfinished copy; each with why',
+    async run() {
+      const b = bench();
+      const t = board(b, { role: 'controller' });
+      const why = () => controllerConfiguration({ hal: t.hal, records: t.device.records, local: t.device.local });
+      deepEqual(why(), { configured: false, why: 'no records and no backup' }, 'empty');
+      t.device.records.put('controllers', t.identity.uuid, JSON.stringify({ ethernet_mac: t.identity.ethernetMac }));
+      deepEqual(why(), { configured: true, why: 'its own controller record' }, 'own record');
+      t.device.records.remove('controllers', t.identity.uuid);
+      t.device.records.put('clients', 'lamp-1', JSON.stringify(clientConfig('02:00:00:00:00:01')));
+      deepEqual(why(), { configured: true, why: '0 controller and 1 client records' }, 'a client record');
+      t.device.records.put('controllers', 'ctl-9', JSON.stringify({ ethernet_mac: '02:00:00:E0:00:09' }));
+      deepEqual(why(), { configured: true, why: '1 controller and 1 client records' }, 'records of both kinds');
+      t.device.records.clear();
+      const w = t.device.local.begin();
+      w.write(utf8Encode('{}'));
+      w.commit();
+      deepEqual(why(), { configured: true, why: 'a local backup' }, 'a backup');
+      t.storage.files.set(PROVISIONING_INCOMPLETE_PATH, utf8Encode(t.identity.uuid));
+      deepEqual(why(), { configured: false, why: 'an earlier provisioning did not finish' }, 'the marker wins');
+      equal(PROVISIONING_INCOMPLETE_PATH, '/config/provisioning-incomplete', 'the marker path (docs/storage.md)');
+    },
+  },
+  {
+    name: 'a source that answers the exchange with 500, or 200 without a token: token_refused, nothing deleted',
+    async run() {
+      for (const [status, body] of [[500, { error: 'boom' }], [200, { nothing: true }]] as const) {
+        const { source, target, auth } = await rig();
+        leftovers(target, 'keep-me');
+        const handle = source.device.handle.bind(source.device);
+        source.device.handle = async (r) => (r.path === '/api/provisioning/token' ? jsonResponse(status, body) : handle(r));
+        await enable(source, auth);
+        const boot = await target.device.boot();
+        deepEqual(boot.role === 'controller' ? boot.provisioning : null, { kind: 'token_refused', status }, `${status}`);
+        deepEqual(target.device.records.list('clients'), ['keep-me'], `${status}: nothing deleted`);
+        if (status === 500) ok(target.events.some((e) => e.message === 'provisioning token refused (500): continuing unprovisioned'), 'logged');
+      }
+    },
+  },
+  {
+    name: 'a list the source cannot give, or one with names that are no UUIDs, is a count mismatch; a /backup answer other than 200 or 404 is a bad backup',
+    async run() {
+      {
+        const { b, source, target, auth } = await rig();
+        const handle = source.device.handle.bind(source.device);
+        source.device.handle = async (r) => (r.path === '/api/clients' ? jsonResponse(500, { error: 'boom' }) : handle(r));
+        await enable(source, auth);
+        const boot = await target.device.boot();
+        ok(boot.role === 'controller' && boot.provisioning.kind === 'finished' && !boot.provisioning.ok, 'a failure');
+        ok(boot.role === 'controller' && boot.provisioning.kind === 'finished' && boot.provisioning.lines[0].startsWith('Prov fail L 0/'), `the client line (${JSON.stringify(boot)})`);
+        await b.clock.advance(10_000);
+        equal(target.reboots.length, 0, 'no reboot');
+      }
+      {
+        const { source, target, auth } = await rig();
+        const handle = source.device.handle.bind(source.device);
+        source.device.handle = async (r) => (r.path === '/api/controllers' ? jsonResponse(200, [...source.device.records.list('controllers'), '../escape', 7]) : handle(r));
+        await enable(source, auth);
+        const boot = await target.device.boot();
+        ok(boot.role === 'controller' && boot.provisioning.kind === 'finished' && boot.provisioning.lines[0] === 'Prov fail C 3/5', `counted against the whole list (${JSON.stringify(boot)})`);
+        equal(target.device.records.list('controllers').length, 3, 'only the UUIDs were fetched');
+      }
+      {
+        const { b, source, target, auth } = await rig();
+        const handle = source.device.handle.bind(source.device);
+        source.device.handle = async (r) => (r.path === '/backup' ? jsonResponse(500, { error: 'boom' }) : handle(r));
+        await enable(source, auth);
+        const boot = await target.device.boot();
+        ok(boot.role === 'controller' && boot.provisioning.kind === 'finished' && boot.provisioning.backup === 'bad', 'a bad backup');
+        deepEqual(target.display.history.find((l) => l[0] === 'Prov OK 3C 3L'), ['Prov OK 3C 3L', 'Prov bad backup'], 'OLED');
+        await b.clock.advance(10_000);
+        equal(target.reboots.length, 0, 'no reboot');
+      }
+    },
+  },
+  {
+    name: 'the OLED pages: at most 8 rows, newest last; words split at 21 columns exactly, runs of spaces collapse',
+    async run() {
+      deepEqual(wrapWords('  a   b  ', 21), ['a b'], 'spaces');
+      deepEqual(wrapWords('x'.repeat(21), 21), ['x'.repeat(21)], 'exactly 21');
+      deepEqual(wrapWords(`ab ${'x'.repeat(22)} cd`, 21), ['ab', 'x'.repeat(21), 'x cd'], 'a long word after a short one');
+      deepEqual(wrapWords('', 21), [], 'nothing');
+      const many = Array.from({ length: 12 }, (_, i) => ({ level: 'info' as const, message: `entry ${i}` }));
+      deepEqual(eventLogPage(many), many.slice(4).map((e) => `I ${e.message}`), 'the newest 8');
+      deepEqual(eventLogPage([{ level: 'warning', message: 'w' }], 8, 21), ['W w'], 'one entry');
+      deepEqual(eventLogPage([]), [], 'none');
     },
   },
   {

@@ -182,6 +182,36 @@ export const tokenCases: TestCase[] = [
     },
   },
   {
+    name: 'DELETE /api/provisioning disables the mode: 204, SoftAP down, tokens void (409), GET 409; needs the visual-token; 409 when already off',
+    async run() {
+      const { source, client, auth, b } = await sourceWithClient();
+      equal((await call(source, 'DELETE', '/api/provisioning', { headers: auth })).status, 409, 'nothing to disable yet');
+      await call(source, 'PUT', '/api/provisioning', { headers: auth });
+      const token = (await exchange(source, client.identity.uuid, client.identity.wifiMac)).json.token;
+      equal((await call(source, 'DELETE', '/api/provisioning')).status, 401, 'no visual-token');
+      const viaToken = await call(source, 'DELETE', '/api/provisioning', { iface: 'softap', stationMac: client.identity.wifiMac, headers: { 'provisioning-token': token } });
+      equal(viaToken.status, 403, 'a provisioning token cannot disable the mode');
+      equal(b.air.aps.size, 1, 'still on after the refused requests');
+      const off = await call(source, 'DELETE', '/api/provisioning', { headers: auth });
+      equal(off.status, 204, 'disabled');
+      equal(off.bytes.length, 0, 'no body');
+      equal(b.air.aps.size, 0, 'SoftAP shut down');
+      ok(!source.device.mode.active, 'mode off');
+      equal(source.device.tokens.active(), 0, 'tokens forgotten');
+      const read = await call(source, 'GET', `/api/clients/${client.identity.uuid}`, { iface: 'softap', stationMac: client.identity.wifiMac, headers: { 'provisioning-token': token } });
+      equal(read.status, 409, 'the old token meets a mode that is off');
+      const status = await call(source, 'GET', '/api/provisioning', { headers: auth });
+      equal(status.status, 409, 'GET while off');
+      equal(status.json.details.last_stop_reason, 'request', 'stopped by request');
+      equal((await call(source, 'DELETE', '/api/provisioning', { headers: auth })).status, 409, 'already off');
+      // Its time-out no longer fires later on a mode enabled again.
+      await b.clock.advance(100_000);
+      await call(source, 'PUT', '/api/provisioning', { headers: auth });
+      await b.clock.advance(299_999);
+      equal(b.air.aps.size, 1, 'the new session runs its own 5 minutes');
+    },
+  },
+  {
     name: 'the mode times out after PROVISIONING_MODE_TTL and the SoftAP stops',
     async run() {
       const { source, auth, b } = await sourceWithClient();

@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, SignJWT } from 'jose';
 import { CLOUD_FUNCTIONS } from '../../cloud/functions.ts';
+import { parseConfigurationPatch } from '../../cloud/appconfig/service.ts';
 import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
 
 let clock = Date.parse('2026-11-21T10:00:00Z');
@@ -37,10 +38,19 @@ afterEach(async () => {
 describe('the JWT authorizer', () => {
   it('401 without a token, with a malformed one, or one signed with another secret', async () => {
     const bad = await new SignJWT({ groups: ['superuser'] }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-secret-of-enough-length'));
-    for (const auth of [undefined, 'Bearer', 'Basic abc', 'Bearer not.a.jwt!', `Bearer ${bad}`]) {
-      const res = await fetch(`${cloud.url}/appconfig/svc-func-ota`, { headers: auth ? { authorization: auth } : {} });
-      expect(res.status).toBe(401);
-      expect((await res.json() as any).error).toMatch(/^(missing_token|invalid_token)$/);
+    // Each input has exactly one right code: no header (or a blank one) is missing_token, anything
+    // present but unusable is invalid_token.
+    for (const [auth, code] of [
+      [undefined, 'missing_token'],
+      ['   ', 'missing_token'],
+      ['Bearer', 'invalid_token'],
+      ['Basic abc', 'invalid_token'],
+      ['Bearer not.a.jwt!', 'invalid_token'],
+      [`Bearer ${bad}`, 'invalid_token'],
+    ] as const) {
+      const res = await fetch(`${cloud.url}/appconfig/svc-func-ota`, { headers: auth !== undefined ? { authorization: auth } : {} });
+      expect(res.status, String(auth)).toBe(401);
+      expect((await res.json() as any).error, String(auth)).toBe(code);
     }
   });
 
@@ -51,6 +61,7 @@ describe('the JWT authorizer', () => {
       .sign(new TextEncoder().encode(TEST_JWT_SECRET));
     const res = await fetch(`${cloud.url}/appconfig`, { headers: { authorization: `Bearer ${expired}` } });
     expect(res.status).toBe(401);
+    expect((await res.json() as any).error).toBe('invalid_token');
   });
 
   it('403 on every route for a valid token without the superuser group', async () => {
@@ -116,6 +127,47 @@ describe('PATCH stages, never deploys', () => {
     expect(res.status).toBe(400);
     expect((await res.json() as any).error).toBe('invalid_json');
     expect((await call('GET', '/appconfig/svc-func-ota')).body.staged).toBeNull();
+  });
+
+  it('every refusal of PATCH, as a whole body (code, details, message); nothing is staged by any', async () => {
+    const levels = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'];
+    const refusals: [string, unknown, number, unknown][] = [
+      ['/appconfig/ota', { logging: 'DEBUG' }, 400, { error: 'invalid_function_name', details: { function_name: 'ota', required_prefix: 'svc-func-' } }],
+      [`/appconfig/${'x'.repeat(200)}`, { logging: 'DEBUG' }, 400, { error: 'invalid_function_name', details: { function_name: 'x'.repeat(128), required_prefix: 'svc-func-' } }],
+      ['/appconfig/svc-func-nope', { logging: 'DEBUG' }, 404, { error: 'function_not_found', details: { function_name: 'svc-func-nope', functions: [...CLOUD_FUNCTIONS] } }],
+      ['/appconfig/svc-func-ota', ['INFO'], 400, { error: 'invalid_body', details: { expected: '{"logging": "<level>"}' }, message: 'The body must be a JSON object such as {"logging": "DEBUG"}' }],
+      // A JSON text that is not an object or array is refused by the strict body parser already.
+      ['/appconfig/svc-func-ota', 'INFO', 400, { error: 'invalid_json' }],
+      ['/appconfig/svc-func-ota', null, 400, { error: 'invalid_json' }],
+      ['/appconfig/svc-func-ota', {}, 400, { error: 'invalid_body', details: { allowed: ['logging'] }, message: 'The body must set at least one configuration key' }],
+      ['/appconfig/svc-func-ota', { logging: 'INFO', colour: 'red', ['k'.repeat(70)]: 1 }, 400, { error: 'unknown_configuration_key', details: { keys: ['colour', 'k'.repeat(64)], allowed: ['logging'] }, message: `Unknown configuration key: colour, ${'k'.repeat(64)}` }],
+      ['/appconfig/svc-func-ota', Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 1])), 400, { error: 'unknown_configuration_key', details: { keys: Array.from({ length: 16 }, (_, i) => `k${i}`), allowed: ['logging'] } }],
+      ['/appconfig/svc-func-ota', { logging: 'VERBOSE' }, 400, { error: 'invalid_log_level', details: { key: 'logging', value: 'VERBOSE', type: 'string', allowed: levels }, message: `The log level must be one of ${levels.join(', ')}` }],
+      ['/appconfig/svc-func-ota', { logging: 'V'.repeat(100) }, 400, { error: 'invalid_log_level', details: { key: 'logging', value: 'V'.repeat(64), type: 'string', allowed: levels } }],
+      ['/appconfig/svc-func-ota', { logging: 5 }, 400, { error: 'invalid_log_level', details: { key: 'logging', value: 5, type: 'number', allowed: levels } }],
+      ['/appconfig/svc-func-ota', { logging: false }, 400, { error: 'invalid_log_level', details: { key: 'logging', value: false, type: 'boolean', allowed: levels } }],
+      ['/appconfig/svc-func-ota', { logging: null }, 400, { error: 'invalid_log_level', details: { key: 'logging', value: null, type: 'null', allowed: levels } }],
+      ['/appconfig/svc-func-ota', { logging: ['DEBUG'] }, 400, { error: 'invalid_log_level', details: { key: 'logging', value: null, type: 'array', allowed: levels } }],
+      ['/appconfig/svc-func-ota', { logging: { level: 'DEBUG' } }, 400, { error: 'invalid_log_level', details: { key: 'logging', value: null, type: 'object', allowed: levels } }],
+    ];
+    for (const [path, body, status, expected] of refusals) {
+      const r = await call('PATCH', path, body);
+      expect(r.status, `${path} ${JSON.stringify(body).slice(0, 60)}`).toBe(status);
+      expect(r.body, `${path} ${JSON.stringify(body).slice(0, 60)}`).toMatchObject(expected as object);
+    }
+    expect((await call('GET', '/appconfig/svc-func-ota')).body.staged).toBeNull();
+  });
+
+  it('parseConfigurationPatch refuses what the HTTP parser lets through to it and what it does not', () => {
+    for (const body of ['INFO', null, 5, ['INFO'], undefined]) {
+      expect(() => parseConfigurationPatch(body), JSON.stringify(body)).toThrow(expect.objectContaining({ code: 'invalid_body' }));
+    }
+    expect(parseConfigurationPatch({ logging: 'debug' })).toEqual({ logging: 'DEBUG' });
+  });
+
+  it('PATCH keeps the keys it does not set from the latest staged version, else from the deployed one', async () => {
+    expect((await call('PATCH', '/appconfig/svc-func-ota', { logging: 'info' })).body.staged).toMatchObject({ version: 1, configuration: { logging: 'INFO' } });
+    expect((await call('PATCH', '/appconfig/svc-func-ota', { logging: 'ERROR' })).body.staged).toMatchObject({ version: 2, configuration: { logging: 'ERROR' } });
   });
 
   it('415 for a body that is not JSON', async () => {

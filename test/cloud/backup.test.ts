@@ -27,8 +27,14 @@ async function post(uuid: string, headers: Record<string, string>, body: Buffer 
   });
 }
 
+/** Every nonce and signature this file sends, for the check that none of them reaches a log line. */
+const secretsSent = new Set<string>([sig.nonce_base64, sig.signature_der_base64]);
+
 function signed(o: Parameters<TestCloud['signed']>[2] = {}, uuid = UUID, key = vectorKey) {
-  return cloud.signed(key, uuid, { nowMs: clock, ...o });
+  const h = cloud.signed(key, uuid, { nowMs: clock, ...o });
+  secretsSent.add(h['x-device-nonce']!);
+  secretsSent.add(h['x-device-signature']!);
+  return h;
 }
 
 beforeAll(async () => {
@@ -40,6 +46,12 @@ beforeAll(async () => {
   });
   const res = await cloud.admin('PUT', `/admin/devices/${UUID}`, { public_key: sig.public_key_spki_pem });
   expect(res.status).toBe(201);
+  // The backup function logs at DEBUG for this whole file, so that the log check at the end has every
+  // line the function can write to inspect (at the default WARNING a success writes none).
+  for (const fn of ['svc-func-backup', 'svc-func-admin']) {
+    expect((await cloud.admin('PATCH', `/appconfig/${fn}`, { logging: 'DEBUG' })).status).toBe(200);
+    expect((await cloud.admin('POST', `/appconfig/${fn}/deploy`)).status).toBe(202);
+  }
 });
 afterAll(() => cloud.close());
 
@@ -129,10 +141,27 @@ describe('authentication (401)', () => {
   });
 
   it('keeps refusing a replayed nonce until the window has passed, across requests of any method', async () => {
+    const start = clock;
     const h = signed();
     expect((await post(UUID, h, ffceBlob())).status).toBe(200);
-    expect((await fetch(`${cloud.url}/devices/${UUID}/backup`, { headers: h })).status).toBe(401);
-    expect((await fetch(`${cloud.url}/devices/${UUID}/backup`, { method: 'DELETE', headers: h })).status).toBe(401);
+    try {
+      // The clock moves inside the window: the timestamp is still acceptable, so only the nonce
+      // memory refuses the replay, at 2 s, at half the window and at its last second.
+      for (const later of [2_000, 150_000, 299_000]) {
+        clock = start + later;
+        const get = await fetch(`${cloud.url}/devices/${UUID}/backup`, { headers: h });
+        expect(get.status, `GET ${later} ms later`).toBe(401);
+        expect((await get.json() as any).error, `GET ${later} ms later`).toBe('nonce_replayed');
+        const del = await fetch(`${cloud.url}/devices/${UUID}/backup`, { method: 'DELETE', headers: h });
+        expect(del.status, `DELETE ${later} ms later`).toBe(401);
+        expect((await del.json() as any).error, `DELETE ${later} ms later`).toBe('nonce_replayed');
+      }
+      // Past the window the timestamp itself is refused: the nonce need not be remembered longer.
+      clock = start + 301_000;
+      expect((await (await fetch(`${cloud.url}/devices/${UUID}/backup`, { headers: h })).json() as any).error).toBe('timestamp_out_of_window');
+    } finally {
+      clock = start;
+    }
   });
 });
 
@@ -210,6 +239,38 @@ describe('header and body checks (400) and the UUID check (403)', () => {
   });
 });
 
+/**
+ * Sends the signed headers and the given chunks, then waits for the answer WITHOUT ending the
+ * request: the answer can only come from a server that decided before the body was complete.
+ */
+function partialUpload(headers: Record<string, string>, chunks: Buffer[]): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = request(`${cloud.url}/devices/${UUID}/backup`, {
+      method: 'POST',
+      // A connection of its own: a kept-alive one the server is closing would reset this request.
+      agent: false,
+      headers: { ...signed(), 'content-type': 'application/octet-stream', ...headers },
+    });
+    req.on('response', (res) => {
+      answered = true;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body: text });
+        req.destroy();
+      });
+    });
+    // The server may reset the connection once it has answered; that is not a failure.
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    req.flushHeaders();
+    for (const c of chunks) req.write(c);
+  });
+}
+
 describe('size limit (413)', () => {
   it('accepts exactly 524288 bytes', async () => {
     const res = await post(UUID, signed(), ffceBlob(524_288 - 4));
@@ -220,6 +281,11 @@ describe('size limit (413)', () => {
     const res = await post(UUID, signed(), ffceBlob(524_288 - 3));
     expect(res.status).toBe(413);
     expect((await res.json() as any).error).toBe('backup_too_large');
+    // The body is never sent: only the headers (and 4 bytes) go out, and the 413 still comes back. A
+    // server that read the body before checking the declared length would wait for the rest.
+    const early = await partialUpload({ 'content-length': String(524_289) }, [Buffer.from('FFCE')]);
+    expect(early.status).toBe(413);
+    expect(JSON.parse(early.body)).toMatchObject({ error: 'backup_too_large', details: { limit_bytes: 524_288, content_length: 524_289 } });
   });
 
   it('with Expect: 100-continue, refuses an oversized body before it is sent, and accepts a fitting one', async () => {
@@ -280,7 +346,15 @@ describe('size limit (413)', () => {
     expect(status).toBe(413);
     expect(JSON.parse(body).error).toBe('backup_too_large');
     expect(await cloud.store.getBackup(UUID)).toEqual(before);
-  });
+    // As soon as: 9 chunks of 64 KB (576 KB, past the limit in the 9th) and the request left open.
+    // A server that waited for the end of the body would never answer this one.
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    chunk.write('FFCE');
+    const early = await partialUpload({ 'transfer-encoding': 'chunked' }, Array.from({ length: 9 }, () => chunk));
+    expect(early.status).toBe(413);
+    expect(JSON.parse(early.body)).toMatchObject({ error: 'backup_too_large', details: { limit_bytes: 524_288 } });
+    expect(await cloud.store.getBackup(UUID)).toEqual(before);
+  }, 15_000);
 });
 
 describe('ETag and 304', () => {
@@ -324,6 +398,48 @@ describe('ETag and 304', () => {
   });
 });
 
+describe('headers of the answers, content type and path', () => {
+  it('POST answers the ETag it stored, and none when none was sent; GET is no-store, with the ETag only when there is one', async () => {
+    clock += 1000;
+    const withEtag = await post(UUID, { ...signed(), etag: 'ef'.repeat(32) }, ffceBlob(40, 8));
+    expect(withEtag.headers.get('etag')).toBe(`"${'ef'.repeat(32)}"`);
+    const got = await fetch(`${cloud.url}/devices/${UUID}/backup`, { headers: signed() });
+    expect([got.status, got.headers.get('etag'), got.headers.get('cache-control')]).toEqual([200, `"${'ef'.repeat(32)}"`, 'no-store']);
+    const without = await post(UUID, signed(), ffceBlob(40, 9));
+    expect(without.status).toBe(200);
+    expect(without.headers.get('etag')).toBeNull();
+    const bare = await fetch(`${cloud.url}/devices/${UUID}/backup`, { headers: { ...signed(), 'if-none-match': '*' } });
+    expect([bare.status, bare.headers.get('etag'), bare.headers.get('cache-control')]).toEqual([200, null, 'no-store']);
+    expect(Buffer.from(await bare.arrayBuffer()).equals(ffceBlob(40, 9))).toBe(true);
+  });
+
+  it('Content-Type: parameters and case are fine; another type is 400 naming what was sent', async () => {
+    const res = await fetch(`${cloud.url}/devices/${UUID}/backup`, { method: 'POST', headers: { ...signed(), 'content-type': 'Application/Octet-Stream; x=1' }, body: ffceBlob() });
+    expect(res.status).toBe(200);
+    for (const [type, shown] of [['text/plain', 'text/plain'], ['application/octet-streamx', 'application/octet-streamx']]) {
+      const r = await fetch(`${cloud.url}/devices/${UUID}/backup`, { method: 'POST', headers: { ...signed(), 'content-type': type! }, body: ffceBlob() });
+      expect(r.status, type).toBe(400);
+      expect(await r.json() as any, type).toMatchObject({ error: 'invalid_content_type', details: { content_type: shown } });
+    }
+  });
+
+  it('a path UUID that is not a device UUID is 400 invalid_uuid on every method', async () => {
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      const r = await fetch(`${cloud.url}/devices/bad%20uuid/backup`, { method, headers: { ...signed({}, 'bad uuid'), 'content-type': 'application/octet-stream' }, ...(method === 'POST' ? { body: ffceBlob() } : {}) });
+      expect(r.status, method).toBe(400);
+      expect((await r.json() as any).error, method).toBe('invalid_uuid');
+    }
+  });
+
+  it('a 304 on POST answers the stored ETag, and If-None-Match "*" matches any stored ETag', async () => {
+    clock += 1000;
+    await post(UUID, { ...signed(), etag: 'ab'.repeat(32) }, ffceBlob(40, 1));
+    const r = await post(UUID, { ...signed(), etag: 'cd'.repeat(32), 'if-none-match': '*' }, ffceBlob(40, 2));
+    expect([r.status, r.headers.get('etag')]).toEqual([304, `"${'ab'.repeat(32)}"`]);
+    expect((await cloud.store.getBackup(UUID))?.blob.equals(ffceBlob(40, 1))).toBe(true);
+  });
+});
+
 describe('GET and DELETE', () => {
   it('GET and DELETE need the signature too', async () => {
     expect((await fetch(`${cloud.url}/devices/${UUID}/backup`)).status).toBe(400);
@@ -342,10 +458,20 @@ describe('GET and DELETE', () => {
 });
 
 describe('logs', () => {
-  it('never contain signatures, nonces or tokens', () => {
+  it('never contain signatures, nonces or tokens, at DEBUG', () => {
+    const backupLines = cloud.logs.filter((l) => l.function === 'svc-func-backup');
+    // There is something to inspect: the success lines (INFO) and the 304 line (DEBUG) were written.
+    expect(backupLines.some((l) => l.level === 'INFO' && l.msg === 'backup stored')).toBe(true);
+    expect(backupLines.some((l) => l.level === 'INFO' && l.msg === 'backup retrieved')).toBe(true);
+    expect(backupLines.some((l) => l.level === 'DEBUG' && l.msg === 'backup unchanged')).toBe(true);
     const text = JSON.stringify(cloud.logs);
-    expect(text).not.toContain(sig.signature_der_base64);
-    expect(text).not.toContain(sig.nonce_base64);
+    expect(secretsSent.size).toBeGreaterThan(50);
+    for (const secret of secretsSent) {
+      expect(text).not.toContain(secret);
+      // Nor in another spelling: hex, or Base64 without padding.
+      expect(text).not.toContain(Buffer.from(secret, 'base64').toString('hex'));
+      expect(text).not.toContain(secret.replace(/=+$/, ''));
+    }
     expect(text).not.toMatch(/eyJhbGci/);
   });
 });

@@ -10,13 +10,15 @@ let a: TestCloud;
 let b: TestCloud;
 let storeA: PostgresStore;
 let storeB: PostgresStore;
+/** Both instances read this clock, so a replay can be tried later inside the signature window. */
+let clock = Date.parse('2026-11-21T12:00:00Z');
 
 beforeAll(async () => {
   const url = await freshDatabase();
   storeA = await PostgresStore.connect(url);
   storeB = await PostgresStore.connect(url);
-  a = await startTestCloud({ store: storeA, env: { OTA_CACHE_TTL_MS: '0' } });
-  b = await startTestCloud({ store: storeB, env: { OTA_CACHE_TTL_MS: '0' } });
+  a = await startTestCloud({ store: storeA, env: { OTA_CACHE_TTL_MS: '0' }, now: () => clock });
+  b = await startTestCloud({ store: storeB, env: { OTA_CACHE_TTL_MS: '0' }, now: () => clock });
 });
 afterAll(async () => {
   await a.close();
@@ -45,8 +47,15 @@ describe('the cloud on PostgreSQL, two instances', () => {
     const headers = a.signed(dev.privateKey, 'dev-pg');
     const post = await fetch(`${a.url}/devices/dev-pg/backup`, { method: 'POST', headers: { ...headers, 'content-type': 'application/octet-stream', etag: 'ab'.repeat(32) }, body: ffceBlob(500) });
     expect(post.status).toBe(200);
-    const replay = await fetch(`${b.url}/devices/dev-pg/backup`, { headers });
-    expect(replay.status).toBe(401);
+    // Replayed on the other instance, later but inside the 300 s window: the timestamp still passes,
+    // only the shared nonce memory refuses it.
+    const start = clock;
+    for (const later of [2_000, 299_000]) {
+      clock = start + later;
+      const replay = await fetch(`${b.url}/devices/dev-pg/backup`, { headers });
+      expect(replay.status, `${later} ms later`).toBe(401);
+      expect((await replay.json() as any).error, `${later} ms later`).toBe('nonce_replayed');
+    }
     const got = await fetch(`${b.url}/devices/dev-pg/backup`, { headers: b.signed(dev.privateKey, 'dev-pg') });
     expect(got.status).toBe(200);
     expect(got.headers.get('etag')).toBe(`"${'ab'.repeat(32)}"`);

@@ -1,5 +1,6 @@
 // Runs code inside the real XS engine (@agoric/xsnap's xsnap-worker) through firmware/xs/worker.ts.
 import { createECDH } from 'node:crypto';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { bundleForXs } from '../../firmware/xs/bundle.ts';
@@ -179,9 +180,34 @@ describe('XsWorker', () => {
     await expect(hung).rejects.toThrow('exited with signal SIGKILL');
   });
 
-  it('runs the debug build too', async () => {
-    const worker = await startWorker({ debug: true });
-    expect(decoder.decode((await worker.evaluate(asReply('6 * 7'))).reply)).toBe('42');
+  it('runs the debug build too: `debug: true` starts the debug binary, the default the release one', async () => {
+    // Which executable each worker process runs, read from /proc (the worker is Linux-only).
+    const workerBinaries = () => {
+      const found = new Map<number, string>();
+      for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+        try {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          if (ppid !== process.pid) continue;
+          const exe = readlinkSync(`/proc/${pid}/exe`);
+          if (exe.endsWith('/xsnap-worker')) found.set(Number(pid), exe);
+        } catch {
+          /* a process that ended meanwhile */
+        }
+      }
+      return found;
+    };
+    const binaryOf = async (opts: XsWorkerOptions) => {
+      const before = workerBinaries();
+      const worker = await startWorker(opts);
+      expect(decoder.decode((await worker.evaluate(asReply('6 * 7'))).reply)).toBe('42');
+      const added = [...workerBinaries()].filter(([pid]) => !before.has(pid)).map(([, exe]) => exe);
+      expect(added).toHaveLength(1);
+      return added[0]!;
+    };
+    expect(await binaryOf({ debug: true })).toMatch(/\/build\/bin\/lin\/debug\/xsnap-worker$/);
+    expect(await binaryOf({})).toMatch(/\/build\/bin\/lin\/release\/xsnap-worker$/);
+    expect(await binaryOf({ debug: false })).toMatch(/\/build\/bin\/lin\/release\/xsnap-worker$/);
   });
 
   it('rejects pending and later calls when the worker dies', async () => {

@@ -1,8 +1,22 @@
 // The known-answer vectors of ../shared/vectors/device-crypto.json (beside the project, as in CI).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const VECTORS_PATH = fileURLToPath(new URL('../../../shared/vectors/device-crypto.json', import.meta.url));
+/**
+ * The nearest shared/vectors/device-crypto.json above this folder: beside the project, or further
+ * up when the tests run from a copy inside it (the mutation-testing sandbox, .stryker-tmp/sandbox-…/).
+ */
+function findVectors(): string {
+  const beside = fileURLToPath(new URL('../../../shared/vectors/device-crypto.json', import.meta.url));
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
+    const candidate = join(dir, 'shared', 'vectors', 'device-crypto.json');
+    if (existsSync(candidate)) return candidate;
+  }
+  return beside;
+}
+
+export const VECTORS_PATH = findVectors();
 
 export interface DeviceCryptoVectors {
   softap_password: { bssid: string; password: string }[];
