@@ -3,6 +3,7 @@
 // does, with the host as the hardware: the eFuse HMAC with a key that stays in the host process, the
 // PSA crypto of the accelerators (the host's crypto), the Wi-Fi driver (the virtual air), esp_ota_ops
 // on the flash image, esp_read_mac and esp_restart.
+import { concatBytes } from '../../src/core/bytes.ts';
 import { arrayBufferOf, bytesOf, hostCall } from './host.ts';
 
 type Bytes = ArrayBuffer | ArrayBufferView;
@@ -33,32 +34,19 @@ export const NATIVES: Record<string, (...args: any[]) => unknown> = {
   xs_fw_sha256_finish: (op: PsaOperation) => arrayBufferOf(hostCall('psa.sha256.finish', { handle: op.handle }).payload),
   xs_fw_hmac_sha256: (key: Bytes, message: Bytes) => {
     const k = bytesOf(key);
-    const m = bytesOf(message);
-    const both = new Uint8Array(k.length + m.length);
-    both.set(k, 0);
-    both.set(m, k.length);
-    return arrayBufferOf(hostCall('psa.hmac', { keyLength: k.length }, both).payload);
+    return arrayBufferOf(hostCall('psa.hmac', { keyLength: k.length }, concatBytes(k, bytesOf(message))).payload);
   },
   xs_fw_gcm_create: (key: Bytes, iv: Bytes, aad: Bytes, encrypt: boolean): PsaOperation => {
-    const parts = [bytesOf(key), bytesOf(iv), bytesOf(aad)];
-    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of parts) {
-      all.set(p, at);
-      at += p.length;
-    }
-    return { handle: hostCall('psa.gcm.create', { keyLength: parts[0]!.length, ivLength: parts[1]!.length, encrypt }, all).value as number };
+    const k = bytesOf(key);
+    const n = bytesOf(iv);
+    return { handle: hostCall('psa.gcm.create', { keyLength: k.length, ivLength: n.length, encrypt }, concatBytes(k, n, bytesOf(aad))).value as number };
   },
   xs_fw_gcm_update: (op: PsaOperation, input: Bytes) => arrayBufferOf(hostCall('psa.update', { handle: op.handle }, bytesOf(input)).payload),
   xs_fw_gcm_finish: (op: PsaOperation) => arrayBufferOf(hostCall('psa.gcm.finish', { handle: op.handle }).payload),
   xs_fw_gcm_verify: (op: PsaOperation, tag: Bytes) => hostCall('psa.gcm.verify', { handle: op.handle }, bytesOf(tag)).value as boolean,
   xs_fw_p256_sign: (privateKey: Bytes, message: Bytes) => {
     const k = bytesOf(privateKey);
-    const m = bytesOf(message);
-    const both = new Uint8Array(k.length + m.length);
-    both.set(k, 0);
-    both.set(m, k.length);
-    return arrayBufferOf(hostCall('psa.p256.sign', { keyLength: k.length }, both).payload);
+    return arrayBufferOf(hostCall('psa.p256.sign', { keyLength: k.length }, concatBytes(k, bytesOf(message))).payload);
   },
   xs_fw_p256_public_key: (privateKey: Bytes) => arrayBufferOf(hostCall('psa.p256.public', {}, bytesOf(privateKey)).payload),
   xs_fw_random: (length: number) => arrayBufferOf(hostCall('psa.random', { length }).payload),
