@@ -1,29 +1,59 @@
-// Cloud configuration from the environment (DESIGN.md section 4), validated at start-up. Defaults live
-// in one object; a bad value is reported with the variable and the value.
+// Cloud configuration from the environment (DESIGN.md section 4), validated at start-up by one schema
+// (ConfigEnv) that also holds every default; a bad value is reported with the variable and the value
+// (`PORT: expected a whole number from 0 to 65535, got "eighty"`).
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { anyCase, checker, describeProblem, EXPECTED } from './schema/validator.ts';
 
-export const CONFIG_DEFAULTS = {
-  PORT: '8080',
-  HOST: '127.0.0.1',
-  DATABASE_URL: './data/cloud.sqlite',
-  JWT_SECRET_FILE: './data/jwt-secret',
-  JWT_GROUPS_CLAIM: 'groups',
-  JWT_SUPERUSER_GROUP: 'superuser',
-  APPCONFIG_DEPLOY_SECONDS: '5',
-  /** How often an instance re-reads deployed log levels written by other instances. */
-  APPCONFIG_REFRESH_MS: '1000',
-  /** How long an instance may serve a cached release track written by another instance. */
-  OTA_CACHE_TTL_MS: '1000',
-  /** Byte budget of the OTA answer cache, least recently used out (docs/cloud-limits.md); 0 disables it. */
-  OTA_CACHE_BYTES: String(4 * 1024 * 1024),
-  /** Acceptance window of X-Device-Timestamp, either side of the server clock (DESIGN.md section 3). */
-  SIGNATURE_WINDOW_SECONDS: '300',
-  LOG_FORMAT: 'json',
-  /** Answer GET /ota/... before Express (docs/ota-fast-path.md); 0 routes it through Express. */
-  OTA_FAST_PATH: '1',
-} as const;
+const whole = (min: number, max: number, dflt: number, description: string) =>
+  Type.Integer({ minimum: min, maximum: max, default: dflt, description, [EXPECTED]: `a whole number from ${min} to ${max}` });
+
+/** The environment the cloud reads, with every default, declared once. */
+export const ConfigEnv = Type.Object({
+  PORT: whole(0, 65535, 8080, 'TCP port (0: any free port)'),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address to listen on' }),
+  DATABASE_URL: Type.String({ minLength: 1, default: './data/cloud.sqlite', description: 'SQLite file or sqlite: URL, or postgres://…' }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 16, writeOnly: true, description: 'HS256 secret', [EXPECTED]: 'at least 16 characters' })),
+  JWT_SECRET_FILE: Type.String({ minLength: 1, default: './data/jwt-secret', description: 'Where the HS256 secret is kept when JWT_SECRET is not set' }),
+  JWT_JWKS_URL: Type.Optional(Type.String({ format: 'uri', description: 'An identity provider’s JWKS', [EXPECTED]: 'a URL' })),
+  JWT_ISSUER: Type.Optional(Type.String()),
+  JWT_AUDIENCE: Type.Optional(Type.String()),
+  JWT_GROUPS_CLAIM: Type.String({ minLength: 1, default: 'groups' }),
+  JWT_SUPERUSER_GROUP: Type.String({ minLength: 1, default: 'superuser' }),
+  APPCONFIG_DEPLOY_SECONDS: Type.Number({ minimum: 0, maximum: 86_400, default: 5, [EXPECTED]: 'a number from 0 to 86400' }),
+  APPCONFIG_REFRESH_MS: whole(10, 3_600_000, 1000, 'How often an instance re-reads deployed log levels written by other instances'),
+  OTA_CACHE_TTL_MS: whole(0, 3_600_000, 1000, 'How long an instance may serve a cached release track written by another instance'),
+  OTA_CACHE_BYTES: whole(0, 1024 * 1024 * 1024, 4 * 1024 * 1024, 'Byte budget of the OTA answer cache (docs/cloud-limits.md); 0 disables it'),
+  SIGNATURE_WINDOW_SECONDS: whole(1, 86_400, 300, 'Acceptance window of X-Device-Timestamp, either side of the server clock'),
+  LOG_FORMAT: Type.Unsafe<'json' | 'pretty'>({ type: 'string', enum: ['json', 'pretty'], default: 'json', [EXPECTED]: 'json or pretty' }),
+  OTA_FAST_PATH: Type.String({
+    pattern: `^\\s*${anyCase(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])}\\s*$`,
+    default: '1',
+    description: 'Answer GET /ota/... before Express (docs/ota-fast-path.md); 0 routes it through Express',
+    [EXPECTED]: '1 or 0 (true/false)',
+  }),
+});
+type ConfigEnvValues = Static<typeof ConfigEnv>;
+
+/** The defaults, as the environment would give them. */
+export const CONFIG_DEFAULTS = Object.fromEntries(
+  Object.entries(ConfigEnv.properties).flatMap(([k, v]) => ((v as { default?: unknown }).default === undefined ? [] : [[k, String((v as { default: unknown }).default)]])),
+) as Record<keyof ConfigEnvValues, string>;
+
+const checkEnv = checker(ConfigEnv, { env: true });
+
+/** The declared variables of `env`, unset ones ('' too) left to their defaults, checked and typed. */
+export function readEnv(env: Env): ConfigEnvValues {
+  const given: Record<string, unknown> = {};
+  for (const key of Object.keys(ConfigEnv.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') given[key] = v;
+  }
+  if (checkEnv(given)) return given;
+  throw new ConfigError(checkEnv.problems().slice(0, 3).map((p) => describeProblem(p)).join('; '));
+}
 
 export type JwtConfig =
   | { mode: 'hs256'; secret: Uint8Array; secretSource: string; groupsClaim: string; superuserGroup: string }
@@ -56,36 +86,6 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-function get(env: Env, key: keyof typeof CONFIG_DEFAULTS): string {
-  const v = env[key];
-  return v === undefined || v === '' ? CONFIG_DEFAULTS[key] : v;
-}
-
-function integer(env: Env, key: keyof typeof CONFIG_DEFAULTS, min: number, max: number): number {
-  const raw = get(env, key);
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw new ConfigError(`"${key}" must be a whole number from ${min} to ${max}: ${JSON.stringify(raw)}`);
-  }
-  return n;
-}
-
-function number(env: Env, key: keyof typeof CONFIG_DEFAULTS, min: number, max: number): number {
-  const raw = get(env, key);
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
-    throw new ConfigError(`"${key}" must be a number from ${min} to ${max}: ${JSON.stringify(raw)}`);
-  }
-  return n;
-}
-
-function flag(env: Env, key: keyof typeof CONFIG_DEFAULTS): boolean {
-  const raw = get(env, key).trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`"${key}" must be 1 or 0 (true/false): ${JSON.stringify(raw)}`);
-}
-
 /**
  * The HS256 secret: JWT_SECRET when set; otherwise the file JWT_SECRET_FILE, created with 32 random
  * bytes on first use so that `npm start` and `fleet token` agree on a fresh machine.
@@ -96,7 +96,7 @@ export function resolveJwtSecret(env: Env, opts: { create: boolean }): { secret:
     if (direct.length < 16) throw new ConfigError('"JWT_SECRET" must be at least 16 characters long');
     return { secret: new TextEncoder().encode(direct), source: 'JWT_SECRET' };
   }
-  const file = resolve(get(env, 'JWT_SECRET_FILE'));
+  const file = resolve(env.JWT_SECRET_FILE || CONFIG_DEFAULTS.JWT_SECRET_FILE);
   if (!existsSync(file)) {
     if (!opts.create) {
       throw new ConfigError(`no JWT secret: set JWT_SECRET, or start the cloud once to create ${file}`);
@@ -111,44 +111,25 @@ export function resolveJwtSecret(env: Env, opts: { create: boolean }): { secret:
 }
 
 export function loadConfig(env: Env = process.env): CloudConfig {
-  const host = get(env, 'HOST');
-  const groupsClaim = get(env, 'JWT_GROUPS_CLAIM');
-  const superuserGroup = get(env, 'JWT_SUPERUSER_GROUP');
-  let jwt: JwtConfig;
-  const jwksUrl = env.JWT_JWKS_URL;
-  if (jwksUrl) {
-    try {
-      new URL(jwksUrl);
-    } catch {
-      throw new ConfigError(`"JWT_JWKS_URL" must be a URL: ${JSON.stringify(jwksUrl)}`);
-    }
-    jwt = {
-      mode: 'jwks',
-      jwksUrl,
-      issuer: env.JWT_ISSUER || undefined,
-      audience: env.JWT_AUDIENCE || undefined,
-      groupsClaim,
-      superuserGroup,
-    };
-  } else {
-    const { secret, source } = resolveJwtSecret(env, { create: true });
-    jwt = { mode: 'hs256', secret, secretSource: source, groupsClaim, superuserGroup };
-  }
-  const logFormat = get(env, 'LOG_FORMAT');
-  if (logFormat !== 'json' && logFormat !== 'pretty') {
-    throw new ConfigError(`"LOG_FORMAT" must be json or pretty: ${JSON.stringify(logFormat)}`);
-  }
+  const e = readEnv(env);
+  const { JWT_GROUPS_CLAIM: groupsClaim, JWT_SUPERUSER_GROUP: superuserGroup } = e;
+  const jwt: JwtConfig = e.JWT_JWKS_URL
+    ? { mode: 'jwks', jwksUrl: e.JWT_JWKS_URL, issuer: e.JWT_ISSUER || undefined, audience: e.JWT_AUDIENCE || undefined, groupsClaim, superuserGroup }
+    : (() => {
+        const { secret, source } = resolveJwtSecret(env, { create: true });
+        return { mode: 'hs256' as const, secret, secretSource: source, groupsClaim, superuserGroup };
+      })();
   return {
-    port: integer(env, 'PORT', 0, 65535),
-    host,
-    databaseUrl: get(env, 'DATABASE_URL'),
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
     jwt,
-    appconfigDeploySeconds: number(env, 'APPCONFIG_DEPLOY_SECONDS', 0, 86_400),
-    appconfigRefreshMs: integer(env, 'APPCONFIG_REFRESH_MS', 10, 3_600_000),
-    otaCacheTtlMs: integer(env, 'OTA_CACHE_TTL_MS', 0, 3_600_000),
-    otaCacheBytes: integer(env, 'OTA_CACHE_BYTES', 0, 1024 * 1024 * 1024),
-    signatureWindowSeconds: integer(env, 'SIGNATURE_WINDOW_SECONDS', 1, 86_400),
-    logFormat,
-    otaFastPath: flag(env, 'OTA_FAST_PATH'),
+    appconfigDeploySeconds: e.APPCONFIG_DEPLOY_SECONDS,
+    appconfigRefreshMs: e.APPCONFIG_REFRESH_MS,
+    otaCacheTtlMs: e.OTA_CACHE_TTL_MS,
+    otaCacheBytes: e.OTA_CACHE_BYTES,
+    signatureWindowSeconds: e.SIGNATURE_WINDOW_SECONDS,
+    logFormat: e.LOG_FORMAT,
+    otaFastPath: ['1', 'true', 'yes', 'on'].includes(e.OTA_FAST_PATH.trim().toLowerCase()),
   };
 }

@@ -2,6 +2,12 @@
 // `logging` key of its deployed configuration, or WARNING (spec 2.7). The effective levels are read
 // from the store's deployments, so a deployment applies on every instance: at once on the instance
 // that performed it, and within APPCONFIG_REFRESH_MS on the others.
+// Records are written by pino: one child logger per function carrying its effective level, the
+// spec's level names (DEBUG … CRITICAL) in the output, reserved keys a field cannot overwrite, and
+// secrets (signatures, nonces, tokens, keys) redacted by path. LOG_FORMAT=pretty goes through
+// pino-pretty. The volume bounds of docs/fleet-scale.md stay in front of pino.
+import { pino, type Logger } from 'pino';
+import { prettyFactory } from 'pino-pretty';
 import type { CloudStore } from './store/types.ts';
 import {
   CLOUD_FUNCTIONS,
@@ -20,25 +26,63 @@ export interface LogRecord {
   [field: string]: unknown;
 }
 
-export type LogSink = (record: LogRecord) => void;
+/**
+ * Where records go. A plain function receives each record as an object (tests, in-memory capture); a
+ * sink with `write` receives pino's JSON lines as they are (stdout), without parsing them again.
+ */
+export type LogSink = ((record: LogRecord) => void) & { write?: (line: string) => void };
 
 /** The keys every record owns; a field of the same name never replaces them. */
 export const RESERVED_LOG_KEYS = ['time', 'level', 'function', 'msg'] as const;
 
+/** Paths whose values never reach the output (pino's redaction): device signatures, nonces, tokens, keys. */
+export const REDACTED_LOG_PATHS = [
+  'signature',
+  'nonce',
+  'token',
+  'authorization',
+  'secret',
+  'password',
+  'private_key',
+  'key',
+  '*.signature',
+  '*.nonce',
+  '*.token',
+  '*.authorization',
+  '*.secret',
+  '*.password',
+  '*.private_key',
+  '*.key',
+  'headers["x-device-signature"]',
+  'headers["x-device-nonce"]',
+];
+export const REDACTED = '[redacted]';
+
+/** The pino level of each of the spec's levels (pino's own numbers for the shared ones). */
+const PINO_LEVEL_VALUES = { debug: 20, info: 30, warning: 40, error: 50, critical: 60 } as const;
+type PinoLevel = keyof typeof PINO_LEVEL_VALUES;
+const PINO_LEVEL: Record<LogLevel, PinoLevel> = { DEBUG: 'debug', INFO: 'info', WARNING: 'warning', ERROR: 'error', CRITICAL: 'critical' };
+
 /**
- * One record: the reserved keys first and always ours. A field that collides with one (e.g. a
- * `level` field, which used to turn an INFO line into a CRITICAL one) is kept as `field_<key>`.
+ * A field that collides with a reserved key (e.g. a `level` field, which used to turn an INFO line
+ * into a CRITICAL one) is kept as `field_<key>`.
  */
-export function logRecord(time: string, level: LogLevel, fn: CloudFunction, msg: string, fields?: Record<string, unknown>): LogRecord {
-  const record: LogRecord = { time, level, function: fn, msg };
-  if (fields) {
-    for (const [key, value] of Object.entries(fields)) {
-      const reserved = (RESERVED_LOG_KEYS as readonly string[]).includes(key);
-      // defineProperty: a field named __proto__ stays a plain field.
-      Object.defineProperty(record, reserved ? `field_${key}` : key, { value, enumerable: true, writable: true, configurable: true });
-    }
+function guardReserved(fields: Record<string, unknown>): Record<string, unknown> {
+  let clash = false;
+  for (const key of RESERVED_LOG_KEYS) if (Object.prototype.hasOwnProperty.call(fields, key)) clash = true;
+  if (!clash && !Object.prototype.hasOwnProperty.call(fields, '__proto__')) return fields;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    const reserved = (RESERVED_LOG_KEYS as readonly string[]).includes(key);
+    // defineProperty: a field named __proto__ stays a plain field.
+    Object.defineProperty(out, reserved ? `field_${key}` : key, { value, enumerable: true, writable: true, configurable: true });
   }
-  return record;
+  return out;
+}
+
+/** One record as an object, the same shape pino writes (used for summaries written outside pino). */
+export function logRecord(time: string, level: LogLevel, fn: CloudFunction, msg: string, fields?: Record<string, unknown>): LogRecord {
+  return { level, time, function: fn, ...(fields ? guardReserved(fields) : {}), msg };
 }
 
 /**
@@ -50,39 +94,47 @@ export const LOG_MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Records below WARNING written per second, across functions; the rest are counted and summarized. */
 export const LOG_MAX_RECORDS_PER_SECOND = 2000;
 
+const FUNCTION_OF_LINE = /"function":"([^"]*)"/;
+
 /**
- * Writes lines while the stream keeps up; while more than `maxBufferedBytes` wait in it, drops records
- * and then writes one WARNING `log records dropped` with the count before the next line it can write.
+ * Writes pino's lines while the stream keeps up; while more than `maxBufferedBytes` wait in it, drops
+ * them and then writes one WARNING `log records dropped` with the count before the next line it can
+ * write. Callable with a record object too.
  */
-function boundedLineSink(stream: NodeJS.WritableStream, format: (record: LogRecord) => string, maxBufferedBytes: number): LogSink {
+function boundedLineSink(stream: NodeJS.WritableStream, format: (line: string) => string, maxBufferedBytes: number): LogSink {
   let dropped = 0;
-  return (record) => {
+  const write = (line: string) => {
     const pending = (stream as NodeJS.WritableStream & { writableLength?: number }).writableLength ?? 0;
     if (pending > maxBufferedBytes) {
       dropped++;
       return;
     }
     if (dropped > 0) {
-      stream.write(format(logRecord(record.time, 'WARNING', record.function, 'log records dropped', { dropped, reason: 'log output slower than the service' })));
+      const fn = (FUNCTION_OF_LINE.exec(line)?.[1] ?? 'svc-func-health') as CloudFunction;
+      const summary = logRecord(new Date().toISOString(), 'WARNING', fn, 'log records dropped', { dropped, reason: 'log output slower than the service' });
+      stream.write(format(JSON.stringify(summary) + '\n'));
       dropped = 0;
     }
-    stream.write(format(record));
+    stream.write(format(line));
   };
+  return Object.assign((record: LogRecord) => write(JSON.stringify(record) + '\n'), { write });
 }
 
 export function jsonLineSink(stream: NodeJS.WritableStream = process.stdout, maxBufferedBytes = LOG_MAX_BUFFERED_BYTES): LogSink {
-  return boundedLineSink(stream, (record) => JSON.stringify(record) + '\n', maxBufferedBytes);
+  return boundedLineSink(stream, (line) => line, maxBufferedBytes);
 }
 
+/** LOG_FORMAT=pretty: pino-pretty, one line per record: `[time] LEVEL: function msg {fields}`. */
 export function prettySink(stream: NodeJS.WritableStream = process.stdout, maxBufferedBytes = LOG_MAX_BUFFERED_BYTES): LogSink {
-  return boundedLineSink(
-    stream,
-    ({ time, level, function: fn, msg, ...fields }) => {
-      const extra = Object.keys(fields).length ? ' ' + JSON.stringify(fields) : '';
-      return `${time} ${level.padEnd(8)} ${fn} ${msg}${extra}\n`;
-    },
-    maxBufferedBytes,
-  );
+  const pretty = prettyFactory({
+    colorize: false,
+    singleLine: true,
+    translateTime: false,
+    ignore: 'function',
+    messageFormat: '{function} {msg}',
+    customLevels: Object.entries(PINO_LEVEL_VALUES).map(([name, value]) => `${name.toUpperCase()}:${value}`).join(','),
+  });
+  return boundedLineSink(stream, (line) => pretty(line), maxBufferedBytes);
 }
 
 export interface FunctionLogger {
@@ -150,14 +202,45 @@ export class LogRegistry {
   private second = -1;
   private inSecond = 0;
   private readonly suppressed = new Map<CloudFunction, number>();
+  /** The pino logger every function's child comes from. */
+  readonly root: Logger<PinoLevel, boolean>;
+  /** Per function, a child that writes whatever its level (the summaries of the volume bounds). */
+  private readonly always = new Map<CloudFunction, Logger<PinoLevel, boolean>>();
 
   constructor(
     readonly levels: LogLevels,
-    private readonly sink: LogSink,
+    sink: LogSink,
     private readonly now: () => number = Date.now,
     /** Records below WARNING per second; past it they are counted and summarized (docs/fleet-scale.md). */
     private readonly maxPerSecond: number = LOG_MAX_RECORDS_PER_SECOND,
-  ) {}
+  ) {
+    const write = sink.write ?? ((line: string) => sink(JSON.parse(line) as LogRecord));
+    this.root = pino<PinoLevel, boolean>(
+      {
+        customLevels: PINO_LEVEL_VALUES,
+        useOnlyCustomLevels: true,
+        level: 'debug',
+        base: undefined,
+        timestamp: () => `,"time":"${new Date(this.now()).toISOString()}"`,
+        formatters: {
+          // The spec's names in the output: DEBUG, INFO, WARNING, ERROR, CRITICAL.
+          level: (label) => ({ level: label.toUpperCase() }),
+          log: guardReserved,
+        },
+        redact: { paths: REDACTED_LOG_PATHS, censor: REDACTED },
+      },
+      { write },
+    );
+  }
+
+  private summary(fn: CloudFunction, msg: string, fields: Record<string, unknown>): void {
+    let child = this.always.get(fn);
+    if (!child) {
+      child = this.root.child({ function: fn }, { level: 'debug' });
+      this.always.set(fn, child);
+    }
+    child.warning(fields, msg);
+  }
 
   /**
    * At DEBUG every request logs; at a boot storm's rate that is more output than the service should
@@ -171,9 +254,8 @@ export class LogRegistry {
       this.second = second;
       this.inSecond = 0;
       if (this.suppressed.size > 0) {
-        const time = new Date(nowMs).toISOString();
         for (const [f, count] of this.suppressed) {
-          this.sink(logRecord(time, 'WARNING', f, 'log records suppressed', { suppressed: count, limit_per_second: this.maxPerSecond }));
+          this.summary(f, 'log records suppressed', { suppressed: count, limit_per_second: this.maxPerSecond });
         }
         this.suppressed.clear();
       }
@@ -194,12 +276,20 @@ export class LogRegistry {
   }
 
   private makeLogger(fn: CloudFunction): FunctionLogger {
+    // The function's child logger, at its effective level; a deployment changes that level, and the
+    // child follows it on its next record.
+    const child = this.root.child({ function: fn }, { level: PINO_LEVEL[this.levels.get(fn)] });
     const enabled = (level: LogLevel) => LEVEL_RANK[level] >= LEVEL_RANK[this.levels.get(fn)];
-    const emit = (level: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
-      if (!enabled(level)) return;
-      const nowMs = this.now();
-      if (!this.admit(fn, level, nowMs)) return;
-      this.sink(logRecord(new Date(nowMs).toISOString(), level, fn, msg, fields));
+    const emit = (level: LogLevel) => {
+      const method = PINO_LEVEL[level];
+      return (msg: string, fields?: Record<string, unknown>) => {
+        const effective = PINO_LEVEL[this.levels.get(fn)];
+        if (child.level !== effective) child.level = effective;
+        if (!child.isLevelEnabled(method)) return;
+        if (!this.admit(fn, level, this.now())) return;
+        if (fields) child[method](fields, msg);
+        else child[method](msg);
+      };
     };
     return {
       functionName: fn,

@@ -1,8 +1,12 @@
 // A rig file describes the bench: its boards (role, kind, identity, position), the site Wi-Fi, the
-// cloud and the MQTT broker (docs/rig-file.md). Validated at load, every error naming the field.
+// cloud and the MQTT broker (docs/rig-file.md). Validated at load by one schema (RigFileSchema), every
+// error naming the field, what was expected and the value:
+// `rig.boards[2].port: expected rfc2217://host:port, got "ttyUSB0"`.
 import { readFileSync } from 'node:fs';
 import { CHIPS, type ChipName } from '../firmware/image/chips.ts';
-import { parseResetMethod, type ResetMethod } from './transport/reset-sequence.ts';
+import { Type, type Static } from '@sinclair/typebox';
+import { checker, describeProblem, EXPECTED, shown } from '../cloud/schema/validator.ts';
+import { parseResetMethod, RESET_METHODS, type ResetMethod } from './transport/reset-sequence.ts';
 
 export type BoardKind = 'virtual' | 'serial' | 'rfc2217';
 
@@ -59,111 +63,157 @@ export class RigError extends Error {
   override name = 'RigError';
 }
 
-const MAC = /^([0-9A-F]{2}:){5}[0-9A-F]{2}$/;
-const UUID = /^[A-Za-z0-9._:-]{1,64}$/;
+const text = (pattern: string, expected: string, description: string, dflt?: string) =>
+  Type.String({ pattern, description, [EXPECTED]: expected, ...(dflt === undefined ? {} : { default: dflt }) });
+const oneOf = <T extends string>(values: readonly T[], description: string, dflt?: T) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], description, [EXPECTED]: values.join(', ').replace(/, ([^,]*)$/, ' or $1'), ...(dflt === undefined ? {} : { default: dflt }) });
+const Position = Type.Object(
+  { x: Type.Number({ [EXPECTED]: 'metres' }), y: Type.Number({ [EXPECTED]: 'metres' }) },
+  { description: 'metres on the bench; radio range is about 1.5 m at 2 dBm and doubles every 6 dB', [EXPECTED]: '{"x": metres, "y": metres}' },
+);
+const Mac = (description: string) => text('^([0-9A-F]{2}:){5}[0-9A-F]{2}$', 'a MAC address such as 24:0A:C4:E0:00:11 (upper case, colons)', description);
+/** A field a physical board must not give: the harness reads it from the board. */
+const ReadFromBoard = Type.Unsafe<never>({ not: {}, [EXPECTED]: 'nothing: the harness reads it from a serial or rfc2217 board' });
+const LOOPBACK_URL = '^http://(127\\.\\d+\\.\\d+\\.\\d+|localhost)(:\\d+)?$';
 
-function fail(where: string, message: string, value?: unknown): never {
-  throw new RigError(`${where}: ${message}${value === undefined ? '' : `: ${JSON.stringify(value)}`}`);
-}
+/** One board of the rig file (docs/rig-file.md is checked against this by test/harness/rig-doc.test.ts). */
+export const RigBoardSchema = Type.Object(
+  {
+    id: text('^[a-z0-9-]{1,32}$', '1 to 32 of a-z 0-9 -', 'the board\'s name on the bench and in the report'),
+    role: oneOf(['controller', 'client'] as const, 'controller (Ethernet + Wi-Fi) or client (Wi-Fi)'),
+    kind: oneOf(['virtual', 'serial', 'rfc2217'] as const, 'virtual (XS on this machine), serial (a local port) or rfc2217 (an RFC 2217 server)', 'virtual'),
+    drive: Type.Optional(oneOf(['direct', 'rfc2217'] as const, 'virtual boards: driven in-process, or through their RFC 2217 port as a physical board', 'direct')),
+    uuid: Type.Optional(text('^[A-Za-z0-9._:-]{1,64}$', '1 to 64 of A-Z a-z 0-9 . _ : -', 'virtual boards: the device UUID')),
+    wifi_mac: Type.Optional(Mac('virtual boards: the Wi-Fi MAC')),
+    ethernet_mac: Type.Optional(Mac('virtual controllers: the Ethernet MAC')),
+    fuse_key: Type.Optional(text('^[0-9a-f]{64}$', '64 lower-case hexadecimal digits', 'virtual boards: the eFuse key; it stays in the host process')),
+    position: Type.Optional(Position),
+    build: Type.Optional(oneOf(['production', 'debug'] as const, 'production or debug', 'production')),
+    hardware_class: Type.Optional(text('^[A-Za-z0-9._-]{1,64}$', '1 to 64 of A-Z a-z 0-9 . _ -', 'default ctl-s3 (controller) or lamp-c3 (client)')),
+    product_hex: Type.Optional(text('^0x[0-9a-f]{8}$', '0x and 8 lower-case hexadecimal digits', 'default 0x00c0ffee', '0x00c0ffee')),
+    firmware_version: Type.Optional(text('^\\d{4}\\.\\d{2}\\.\\d{2}$', 'YYYY.MM.bb', 'virtual boards: the version the factory flashes', '2026.01.01')),
+    admin_password: Type.Optional(text('^.{8,128}$', '8 to 128 characters', 'the controller\'s admin password', 'bench-admin-password')),
+    chip: Type.Optional(oneOf(Object.keys(CHIPS) as ChipName[], 'the board\'s chip', 'esp32s3')),
+    flash_size: Type.Optional(oneOf(['2MB', '4MB', '8MB', '16MB', '32MB'] as const, 'the flash size', '8MB')),
+    port: Type.Optional(text('^\\S+$', 'a serial port path such as /dev/ttyUSB0', 'serial: the port path; rfc2217: rfc2217://host:port')),
+    baud_rate: Type.Optional(Type.Integer({ minimum: 1, description: 'the console\'s rate', default: 115200, [EXPECTED]: 'a whole number' })),
+    reset: Type.Optional(oneOf(RESET_METHODS, 'how DTR/RTS reach EN and IO0', 'classic')),
+    ethernet_url: Type.Optional(text('^http://[^/]+$', 'http://host[:port]', 'where the harness reaches the board\'s API on Ethernet')),
+    softap_url: Type.Optional(text('^http://[^/]+$', 'http://host[:port]', 'where the harness reaches the board\'s SoftAP listener')),
+  },
+  {
+    allOf: [
+      // A virtual board (the default kind) carries its identity; a virtual controller its Ethernet MAC too.
+      { if: { properties: { kind: { const: 'virtual' } } }, then: { required: ['uuid', 'wifi_mac', 'fuse_key', 'position'] } },
+      { if: { properties: { kind: { const: 'virtual' }, role: { const: 'controller' } }, required: ['role'] }, then: { required: ['ethernet_mac'] } },
+      {
+        if: { properties: { kind: { enum: ['serial', 'rfc2217'] } }, required: ['kind'] },
+        then: {
+          required: ['port'],
+          properties: {
+            port: { type: 'string', [EXPECTED]: 'a serial port path such as /dev/ttyUSB0 (rfc2217: rfc2217://host:port)' },
+            ...Object.fromEntries(['uuid', 'wifi_mac', 'ethernet_mac', 'fuse_key', 'firmware_version', 'drive'].map((k) => [k, ReadFromBoard])),
+          },
+        },
+      },
+      {
+        if: { properties: { kind: { const: 'rfc2217' } }, required: ['kind'] },
+        then: { properties: { port: { type: 'string', pattern: '^rfc2217://[^/]+:\\d{1,5}$', [EXPECTED]: 'rfc2217://host:port' } } },
+      },
+    ],
+  },
+);
 
-function str(o: Record<string, unknown>, key: string, where: string, pattern?: RegExp, fallback?: string): string {
-  const v = o[key] ?? fallback;
-  if (typeof v !== 'string' || v === '') fail(`${where}.${key}`, 'must be a non-empty string', v);
-  if (pattern && !pattern.test(v)) fail(`${where}.${key}`, `must match ${pattern}`, v);
-  return v;
-}
+/** The rig file (docs/rig-file.md). */
+export const RigFileSchema = Type.Object({
+  name: text('^[a-z0-9-]{1,64}$', '1 to 64 of a-z 0-9 -', 'lower-case letters, digits, -'),
+  description: Type.Optional(Type.String({ description: 'free text' })),
+  site_wifi: Type.Optional(
+    Type.Object({
+      ssid: Type.Optional(Type.String({ minLength: 1, default: 'plant-floor' })),
+      password: Type.Optional(text('^.{8,63}$', '8 to 63 characters', 'WPA2 passphrase', 'plant-floor-wpa2')),
+      position: Type.Optional(Position),
+    }, { description: 'the plant\'s Wi-Fi that clients join in normal mode' }),
+  ),
+  cloud: Type.Optional(
+    Type.Object(
+      { kind: oneOf(['embedded', 'external'] as const, 'embedded (one per scenario) or external', 'embedded'), url: Type.Optional(text(LOOPBACK_URL, 'a loopback http URL such as http://127.0.0.1:8080', 'external: the cloud\'s URL')) },
+      { allOf: [{ if: { properties: { kind: { const: 'external' } }, required: ['kind'] }, then: { required: ['url'] } }] },
+    ),
+  ),
+  mqtt: Type.Optional(Type.Object({ kind: oneOf(['aedes', 'mosquitto'] as const, 'aedes (embedded) or mosquitto', 'aedes'), port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })) })),
+  boards: Type.Array(RigBoardSchema, { minItems: 1, description: 'the boards', [EXPECTED]: 'at least one board' }),
+  build_settings: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'rig-wide: the firmware settings the physical boards\' build was made with', [EXPECTED]: 'an object of firmware settings (firmware/src/core/settings.ts)' })),
+  bench_host: Type.Optional(text('^(\\d{1,3}\\.){3}\\d{1,3}$', 'an IPv4 address', 'rig-wide: where the bench\'s cloud, OTA image server and MQTT broker listen', '127.0.0.1')),
+});
+export type RigFile = Static<typeof RigFileSchema>;
 
-function position(v: unknown, where: string): { x: number; y: number } {
-  const p = v as { x?: unknown; y?: unknown } | undefined;
-  if (!p || typeof p.x !== 'number' || typeof p.y !== 'number' || !Number.isFinite(p.x) || !Number.isFinite(p.y)) {
-    fail(where, 'must be {"x": metres, "y": metres}', v);
-  }
-  return { x: p.x, y: p.y };
-}
+const checkRig = checker(RigFileSchema);
 
-function buildSettings(v: unknown, where: string): Record<string, unknown> {
-  if (v === undefined) return {};
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(where, 'must be an object of firmware settings (firmware/src/core/settings.ts)', v);
-  return { ...(v as Record<string, unknown>) };
+function fail(where: string, expected: string, value: unknown): never {
+  throw new RigError(`${where}: expected ${expected}, got ${shown(value)}`);
 }
 
 export function parseRig(value: unknown, source = 'rig'): RigSpec {
-  if (typeof value !== 'object' || value === null) fail(source, 'must be a JSON object');
-  const r = value as Record<string, unknown>;
-  const site = (r.site_wifi ?? {}) as Record<string, unknown>;
-  const cloud = (r.cloud ?? { kind: 'embedded' }) as Record<string, unknown>;
-  const mqtt = (r.mqtt ?? { kind: 'aedes' }) as Record<string, unknown>;
-  if (!Array.isArray(r.boards) || r.boards.length === 0) fail(`${source}.boards`, 'must list at least one board');
-  const boards = r.boards.map((b: unknown, i: number): BoardSpec => {
-    const where = `${source}.boards[${i}]`;
-    if (typeof b !== 'object' || b === null) fail(where, 'must be an object');
-    const o = b as Record<string, unknown>;
-    const role = o.role;
-    if (role !== 'controller' && role !== 'client') fail(`${where}.role`, 'must be controller or client', role);
+  if (!checkRig(value)) throw new RigError(describeProblem(checkRig.problems()[0]!, source));
+  const r = value;
+  const boards = r.boards.map((o, i): BoardSpec => {
     const kind = o.kind ?? 'virtual';
-    if (kind !== 'virtual' && kind !== 'serial' && kind !== 'rfc2217') fail(`${where}.kind`, 'must be virtual, serial or rfc2217', kind);
     const physical = kind !== 'virtual';
-    if (physical) for (const key of ['uuid', 'wifi_mac', 'ethernet_mac', 'fuse_key', 'firmware_version', 'drive']) if (o[key] !== undefined) fail(`${where}.${key}`, `is not given for a ${kind} board: the harness reads it from the board`, o[key]);
     const spec: BoardSpec = {
-      id: str(o, 'id', where, /^[a-z0-9-]{1,32}$/),
-      role,
+      id: o.id,
+      role: o.role,
       kind,
       // A physical board's identity is read from it when the bench prepares it (serial-board.ts).
-      uuid: physical ? '' : str(o, 'uuid', where, UUID),
-      wifiMac: physical ? '' : str(o, 'wifi_mac', where, MAC),
-      position: physical && o.position === undefined ? { x: 0, y: 0 } : position(o.position, `${where}.position`),
-      hardwareClass: str(o, 'hardware_class', where, /^[A-Za-z0-9._-]{1,64}$/, role === 'controller' ? 'ctl-s3' : 'lamp-c3'),
-      productHex: str(o, 'product_hex', where, /^0x[0-9a-f]{8}$/, '0x00c0ffee'),
-      firmwareVersion: physical ? '' : str(o, 'firmware_version', where, /^\d{4}\.\d{2}\.\d{2}$/, '2026.01.01'),
-      build: o.build === 'debug' ? 'debug' : 'production',
-      adminPassword: str(o, 'admin_password', where, /^.{8,128}$/, 'bench-admin-password'),
-      chip: str(o, 'chip', where, new RegExp(`^(${Object.keys(CHIPS).join('|')})$`), 'esp32s3') as ChipName,
-      flashSizeBytes: Number(str(o, 'flash_size', where, /^(2|4|8|16|32)MB$/, '8MB').slice(0, -2)) * 1024 * 1024,
+      uuid: o.uuid ?? '',
+      wifiMac: o.wifi_mac ?? '',
+      position: o.position ?? { x: 0, y: 0 },
+      hardwareClass: o.hardware_class ?? (o.role === 'controller' ? 'ctl-s3' : 'lamp-c3'),
+      productHex: o.product_hex ?? '0x00c0ffee',
+      firmwareVersion: physical ? '' : (o.firmware_version ?? '2026.01.01'),
+      build: o.build ?? 'production',
+      adminPassword: o.admin_password ?? 'bench-admin-password',
+      chip: o.chip ?? 'esp32s3',
+      flashSizeBytes: Number((o.flash_size ?? '8MB').slice(0, -2)) * 1024 * 1024,
     };
-    if (o.build !== undefined && o.build !== 'debug' && o.build !== 'production') fail(`${where}.build`, 'must be production or debug', o.build);
-    if (role === 'controller' && !physical) spec.ethernetMac = str(o, 'ethernet_mac', where, MAC);
-    if (kind === 'virtual') {
-      spec.fuseKey = str(o, 'fuse_key', where, /^[0-9a-f]{64}$/);
-      if (o.drive !== undefined && o.drive !== 'direct' && o.drive !== 'rfc2217') fail(`${where}.drive`, 'must be direct or rfc2217', o.drive);
-      spec.drive = o.drive === 'rfc2217' ? 'rfc2217' : 'direct';
+    if (o.ethernet_mac !== undefined) spec.ethernetMac = o.ethernet_mac;
+    if (!physical) {
+      spec.fuseKey = o.fuse_key!;
+      spec.drive = o.drive ?? 'direct';
     } else {
-      spec.port = str(o, 'port', where, kind === 'rfc2217' ? /^rfc2217:\/\/[^/]+:\d{1,5}$/ : /^\S+$/);
-      if (o.baud_rate !== undefined && (typeof o.baud_rate !== 'number' || !Number.isInteger(o.baud_rate))) fail(`${where}.baud_rate`, 'must be a whole number', o.baud_rate);
-      spec.baudRate = (o.baud_rate as number | undefined) ?? 115200;
-      try {
-        spec.resetMethod = parseResetMethod(typeof o.reset === 'string' ? o.reset : o.reset === undefined ? 'classic' : String(o.reset));
-      } catch (err) {
-        fail(`${where}.reset`, (err as Error).message);
-      }
-      if (o.ethernet_url !== undefined) spec.ethernetUrl = str(o, 'ethernet_url', where, /^http:\/\/[^/]+$/);
-      if (o.softap_url !== undefined) spec.softapUrl = str(o, 'softap_url', where, /^http:\/\/[^/]+$/);
+      spec.port = o.port!;
+      spec.baudRate = o.baud_rate ?? 115200;
+      spec.resetMethod = parseResetMethod(o.reset ?? 'classic');
+      if (o.ethernet_url !== undefined) spec.ethernetUrl = o.ethernet_url;
+      if (o.softap_url !== undefined) spec.softapUrl = o.softap_url;
     }
+    if (spec.role === 'client' && !physical) delete spec.ethernetMac;
     return spec;
   });
+  // What a schema cannot say: ids and MAC addresses unique across the rig.
   const ids = new Set<string>();
   const macs = new Set<string>();
-  for (const b of boards) {
-    if (ids.has(b.id)) fail(`${source}.boards`, 'board ids must be unique', b.id);
+  boards.forEach((b, i) => {
+    if (ids.has(b.id)) fail(`${source}.boards[${i}].id`, 'a board id unique on the rig', b.id);
     ids.add(b.id);
-    for (const mac of [b.wifiMac, b.ethernetMac]) {
+    for (const [key, mac] of [['wifi_mac', b.wifiMac], ['ethernet_mac', b.ethernetMac]] as const) {
       if (!mac) continue;
-      if (macs.has(mac)) fail(`${source}.boards`, 'MAC addresses must be unique', mac);
+      if (macs.has(mac)) fail(`${source}.boards[${i}].${key}`, 'a MAC address unique on the rig', mac);
       macs.add(mac);
     }
-  }
-  const cloudKind = cloud.kind ?? 'embedded';
-  const mqttKind = mqtt.kind ?? 'aedes';
-  if (cloudKind !== 'embedded' && cloudKind !== 'external') fail(`${source}.cloud.kind`, 'must be embedded or external', cloudKind);
-  if (mqttKind !== 'aedes' && mqttKind !== 'mosquitto') fail(`${source}.mqtt.kind`, 'must be aedes or mosquitto', mqttKind);
+  });
+  const site = r.site_wifi ?? {};
+  const cloud = r.cloud ?? { kind: 'embedded' };
+  const mqtt = r.mqtt ?? { kind: 'aedes' };
   return {
-    name: str(r, 'name', source, /^[a-z0-9-]{1,64}$/),
-    description: typeof r.description === 'string' ? r.description : '',
-    siteWifi: { ssid: str(site, 'ssid', `${source}.site_wifi`, undefined, 'plant-floor'), password: str(site, 'password', `${source}.site_wifi`, /^.{8,63}$/, 'plant-floor-wpa2'), position: site.position ? position(site.position, `${source}.site_wifi.position`) : { x: 0, y: 8 } },
-    cloud: cloudKind === 'external' ? { kind: 'external', url: str(cloud, 'url', `${source}.cloud`, /^http:\/\/(127\.\d+\.\d+\.\d+|localhost)(:\d+)?$/) } : { kind: 'embedded' },
-    mqtt: mqttKind === 'mosquitto' ? { kind: 'mosquitto', ...(typeof mqtt.port === 'number' ? { port: mqtt.port } : {}) } : { kind: 'aedes' },
+    name: r.name,
+    description: r.description ?? '',
+    siteWifi: { ssid: site.ssid ?? 'plant-floor', password: site.password ?? 'plant-floor-wpa2', position: site.position ?? { x: 0, y: 8 } },
+    cloud: cloud.kind === 'external' ? { kind: 'external', url: cloud.url! } : { kind: 'embedded' },
+    mqtt: mqtt.kind === 'mosquitto' ? { kind: 'mosquitto', ...(mqtt.port !== undefined ? { port: mqtt.port } : {}) } : { kind: 'aedes' },
     boards,
-    buildSettings: buildSettings(r.build_settings, `${source}.build_settings`),
-    benchHost: str(r, 'bench_host', source, /^(\d{1,3}\.){3}\d{1,3}$/, '127.0.0.1'),
+    buildSettings: { ...(r.build_settings ?? {}) },
+    benchHost: r.bench_host ?? '127.0.0.1',
   };
 }
 

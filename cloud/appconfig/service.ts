@@ -13,6 +13,8 @@ import {
   type LogLevel,
 } from '../functions.ts';
 import type { LogLevels } from '../logging.ts';
+import { ConfigurationPatch, FunctionParams } from '../schema/api.ts';
+import { checker, describeProblem, detailValue } from '../schema/validator.ts';
 import type { CloudStore, FunctionConfigState } from '../store/types.ts';
 
 /** The configuration keys a function understands. Today only the log level (spec 2.7). */
@@ -26,40 +28,42 @@ export interface FunctionConfigView {
   deployment: { version: number; state: 'IN_PROGRESS' | 'COMPLETE'; started_at: string; ends_at: string } | null;
 }
 
+const checkName = checker(FunctionParams);
+const checkPatch = checker(ConfigurationPatch);
+
 export function checkFunctionName(name: string): CloudFunction {
-  if (!name.startsWith(FUNCTION_PREFIX)) {
-    throw new ApiError('invalid_function_name', { function_name: name.slice(0, 128), required_prefix: FUNCTION_PREFIX });
+  if (!checkName({ function_name: name })) {
+    const [p] = checkName.problems();
+    throw new ApiError('invalid_function_name', { function_name: name.slice(0, 128), required_prefix: FUNCTION_PREFIX, expected: p?.expected }, describeProblem(p!));
   }
   if (!isCloudFunction(name)) throw new ApiError('function_not_found', { function_name: name.slice(0, 128), functions: [...CLOUD_FUNCTIONS] });
   return name;
 }
 
-/** Validates a PATCH body and returns the normalized partial configuration. */
+/** Validates a PATCH body (ConfigurationPatch) and returns the normalized partial configuration. */
 export function parseConfigurationPatch(body: unknown): { logging?: LogLevel } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  if (checkPatch(body)) return { logging: parseLogLevel(body.logging)! };
+  const problems = checkPatch.problems();
+  const root = problems.find((p) => p.field === '');
+  if (root?.keyword === 'type') {
     throw new ApiError('invalid_body', { expected: '{"logging": "<level>"}' }, 'The body must be a JSON object such as {"logging": "DEBUG"}');
   }
-  const keys = Object.keys(body);
-  const unknown = keys.filter((k) => !(CONFIGURATION_KEYS as readonly string[]).includes(k));
+  const unknown = problems.filter((p) => p.keyword === 'additionalProperties').map((p) => p.field);
   if (unknown.length > 0) {
     const shown = unknown.slice(0, 16).map((k) => k.slice(0, 64));
     throw new ApiError('unknown_configuration_key', { keys: shown, allowed: [...CONFIGURATION_KEYS] }, `Unknown configuration key: ${shown.join(', ')}`);
   }
-  if (keys.length === 0) {
+  if (root?.keyword === 'minProperties') {
     throw new ApiError('invalid_body', { allowed: [...CONFIGURATION_KEYS] }, 'The body must set at least one configuration key');
   }
   const raw = (body as Record<string, unknown>).logging;
-  const level = parseLogLevel(raw);
-  if (!level) {
-    throw new ApiError(
-      'invalid_log_level',
-      // Only a scalar is echoed (a string cut short): an array or object may be 30,000 levels deep,
-      // more than JSON.stringify can write back.
-      { key: 'logging', value: typeof raw === 'string' ? raw.slice(0, 64) : typeof raw === 'object' ? null : raw ?? null, type: raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw, allowed: [...LOG_LEVELS] },
-      `The log level must be one of ${LOG_LEVELS.join(', ')}`,
-    );
-  }
-  return { logging: level };
+  throw new ApiError(
+    'invalid_log_level',
+    // Only a scalar is echoed (a string cut short): an array or object may be 30,000 levels deep,
+    // more than JSON.stringify can write back.
+    { key: 'logging', value: detailValue(raw ?? null), type: raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw, allowed: [...LOG_LEVELS] },
+    `The log level must be one of ${LOG_LEVELS.join(', ')}`,
+  );
 }
 
 export class AppConfigService {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, resolveJwtSecret } from '../../cloud/config.ts';
+import { CONFIG_DEFAULTS, ConfigError, loadConfig, resolveJwtSecret } from '../../cloud/config.ts';
 
 const secret = { JWT_SECRET: 'a-secret-long-enough' };
 
@@ -15,17 +15,28 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    ['PORT', 'eighty', /"PORT" must be a whole number from 0 to 65535: "eighty"/],
-    ['PORT', '70000', /"PORT"/],
-    ['APPCONFIG_DEPLOY_SECONDS', '-1', /"APPCONFIG_DEPLOY_SECONDS" must be a number/],
-    ['LOG_FORMAT', 'xml', /"LOG_FORMAT" must be json or pretty: "xml"/],
-    ['JWT_JWKS_URL', 'not a url', /"JWT_JWKS_URL" must be a URL/],
+    ['PORT', 'eighty', /^PORT: expected a whole number from 0 to 65535, got "eighty"$/],
+    ['PORT', '70000', /^PORT: expected a whole number from 0 to 65535, got 70000$/],
+    ['APPCONFIG_DEPLOY_SECONDS', '-1', /^APPCONFIG_DEPLOY_SECONDS: expected a number from 0 to 86400, got -1$/],
+    ['LOG_FORMAT', 'xml', /^LOG_FORMAT: expected json or pretty, got "xml"$/],
+    ['JWT_JWKS_URL', 'not a url', /^JWT_JWKS_URL: expected a URL, got "not a url"$/],
+    ['OTA_FAST_PATH', 'maybe', /^OTA_FAST_PATH: expected 1 or 0 \(true\/false\), got "maybe"$/],
   ])('refuses %s=%s and names the value', (key, value, message) => {
     expect(() => loadConfig({ ...secret, [key]: value })).toThrow(message);
   });
 
-  it('refuses a JWT_SECRET shorter than 16 characters', () => {
+  it('refuses a JWT_SECRET shorter than 16 characters, without echoing it', () => {
     expect(() => loadConfig({ JWT_SECRET: 'short' })).toThrow(ConfigError);
+    expect(() => loadConfig({ JWT_SECRET: 'short' })).toThrow(/^JWT_SECRET: expected at least 16 characters, got another value \(not shown: a secret\)$/);
+  });
+
+  it('takes flags in any case, an empty value as unset, and reports several bad values at once', () => {
+    expect(loadConfig({ ...secret, OTA_FAST_PATH: ' OFF ', PORT: '' })).toMatchObject({ otaFastPath: false, port: 8080 });
+    expect(() => loadConfig({ ...secret, PORT: 'x', LOG_FORMAT: 'xml' })).toThrow(/PORT: .*; LOG_FORMAT: /);
+  });
+
+  it('every default is declared in the schema', () => {
+    expect(CONFIG_DEFAULTS).toMatchObject({ PORT: '8080', HOST: '127.0.0.1', LOG_FORMAT: 'json', OTA_FAST_PATH: '1', SIGNATURE_WINDOW_SECONDS: '300' });
   });
 
   it('creates the JWT secret file once (mode 0600) and reads it back', () => {

@@ -198,7 +198,7 @@ describe('JSON routes (admin, appconfig)', () => {
     for (const url of ['https://fw.example/a\u0000.bin', 'https://fw.example/a b.bin', 'https://fw.example/a\n.bin']) {
       const res = await cloud.admin('PUT', '/admin/firmware/ctl/0x00000001/ctl/2026.01.01', { url });
       expect(res.status).toBe(400);
-      expect(await res.json()).toEqual({ error: 'invalid_release_metadata', message: 'url must be an http or https URL', details: { field: 'url' } });
+      expect(await res.json()).toEqual({ error: 'invalid_release_metadata', message: `url: expected an http or https URL, got ${JSON.stringify(url)}`, details: { field: 'url', value: url, expected: 'an http or https URL' } });
     }
     expect((await cloud.admin('GET', '/admin/firmware/ctl/0x00000001/ctl').then((r) => r.json())) as unknown).toEqual({ versions: [] });
   });

@@ -16,22 +16,22 @@ describe('rig files', () => {
   });
 
   it.each([
-    [{ boards: [] }, /boards: must list at least one board/],
-    [{ boards: [{ ...board, role: 'lamp' }] }, /boards\[0\]\.role: must be controller or client: "lamp"/],
-    [{ boards: [{ ...board, wifi_mac: '24-0a' }] }, /boards\[0\]\.wifi_mac: must match/],
+    [{ boards: [] }, /^rig\.boards: expected at least one board, got \[\]$/],
+    [{ boards: [{ ...board, role: 'lamp' }] }, /^rig\.boards\[0\]\.role: expected controller or client, got "lamp"$/],
+    [{ boards: [{ ...board, wifi_mac: '24-0a' }] }, /boards\[0\]\.wifi_mac: expected a MAC address such as 24:0A:C4:E0:00:11 \(upper case, colons\), got "24-0a"/],
     [{ boards: [{ ...board, fuse_key: 'short' }] }, /boards\[0\]\.fuse_key/],
     [{ boards: [{ ...board, position: { x: 'near' } }] }, /boards\[0\]\.position/],
-    [{ boards: [board, { ...board, id: 'b' }] }, /MAC addresses must be unique/],
-    [{ boards: [board, { ...board }] }, /board ids must be unique/],
-    [{ boards: [{ ...board, kind: 'jtag' }] }, /kind: must be virtual, serial or rfc2217/],
-    [{ boards: [{ id: 'a', role: 'controller', kind: 'serial' }] }, /boards\[0\]\.port: must be a non-empty string/],
-    [{ boards: [{ ...board, kind: 'serial', port: '/dev/ttyUSB0' }] }, /boards\[0\]\.uuid: is not given for a serial board: the harness reads it from the board: "u-1"/],
-    [{ boards: [{ id: 'a', role: 'controller', kind: 'rfc2217', port: '/dev/ttyUSB0' }] }, /boards\[0\]\.port: must match/],
-    [{ boards: [{ id: 'a', role: 'controller', kind: 'serial', port: '/dev/ttyUSB0', reset: 'dtr' }] }, /boards\[0\]\.reset: reset method must be one of classic, usb-jtag, none: "dtr"/],
-    [{ boards: [{ ...board, drive: 'serial' }] }, /boards\[0\]\.drive: must be direct or rfc2217: "serial"/],
-    [{ boards: [board], build_settings: [] }, /build_settings: must be an object/],
-    [{ boards: [board], bench_host: 'bench.local' }, /rig\.bench_host: must match .*: "bench\.local"/],
-    [{ boards: [board], cloud: { kind: 'external', url: 'http://10.0.0.5:8080' } }, /cloud\.url: must match/],
+    [{ boards: [board, { ...board, id: 'b' }] }, /boards\[1\]\.wifi_mac: expected a MAC address unique on the rig, got "24:0A:C4:10:00:01"/],
+    [{ boards: [board, { ...board }] }, /boards\[1\]\.id: expected a board id unique on the rig, got "a"/],
+    [{ boards: [{ ...board, kind: 'jtag' }] }, /kind: expected virtual, serial or rfc2217, got "jtag"/],
+    [{ boards: [{ id: 'a', role: 'controller', kind: 'serial' }] }, /boards\[0\]\.port: expected a serial port path such as \/dev\/ttyUSB0 \(rfc2217: rfc2217:\/\/host:port\), got nothing/],
+    [{ boards: [{ ...board, kind: 'serial', port: '/dev/ttyUSB0' }] }, /boards\[0\]\.uuid: expected nothing: the harness reads it from a serial or rfc2217 board, got "u-1"/],
+    [{ boards: [{ id: 'a', role: 'controller', kind: 'rfc2217', port: 'ttyUSB0' }] }, /^rig\.boards\[0\]\.port: expected rfc2217:\/\/host:port, got "ttyUSB0"$/],
+    [{ boards: [{ id: 'a', role: 'controller', kind: 'serial', port: '/dev/ttyUSB0', reset: 'dtr' }] }, /boards\[0\]\.reset: expected classic, usb-jtag or none, got "dtr"/],
+    [{ boards: [{ ...board, drive: 'serial' }] }, /boards\[0\]\.drive: expected direct or rfc2217, got "serial"/],
+    [{ boards: [board], build_settings: [] }, /build_settings: expected an object of firmware settings/],
+    [{ boards: [board], bench_host: 'bench.local' }, /rig\.bench_host: expected an IPv4 address, got "bench\.local"/],
+    [{ boards: [board], cloud: { kind: 'external', url: 'http://10.0.0.5:8080' } }, /cloud\.url: expected a loopback http URL/],
   ])('refuses %j', (extra, message) => {
     expect(() => parseRig({ name: 'r', ...extra })).toThrow(message);
   });

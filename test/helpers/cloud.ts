@@ -4,6 +4,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { loadConfig, type CloudConfig } from '../../cloud/config.ts';
 import { mintToken } from '../../cloud/auth/jwt.ts';
 import type { LogRecord } from '../../cloud/logging.ts';
+import { watchResponses } from '../../cloud/schema/response-check.ts';
 import { startCloudServer, type RunningCloud } from '../../cloud/server.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import type { CloudStore } from '../../cloud/store/types.ts';
@@ -14,6 +15,8 @@ export const TEST_JWT_SECRET = 'test-secret-0123456789abcdef';
 export interface TestCloud extends RunningCloud {
   config: CloudConfig;
   logs: LogRecord[];
+  /** Responses that do not fit their declaration (cloud/schema/routes.ts); close() fails when any. */
+  responseViolations: string[];
   token(groups?: string[]): Promise<string>;
   /** fetch against the cloud with a super-user token. */
   admin(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
@@ -29,6 +32,9 @@ export async function startTestCloud(
   const logs: LogRecord[] = [];
   const store = opts.store ?? new SqliteStore(':memory:');
   const running = await startCloudServer(config, { store, sink: (r) => logs.push(r), ...(opts.now ? { now: opts.now } : {}) });
+  // Every answer is checked against its declared schema, so the document cannot drift (issue 14).
+  const responseViolations: string[] = [];
+  watchResponses(running.server, (v) => responseViolations.push(v));
   const secret = new TextEncoder().encode(TEST_JWT_SECRET);
   const token = (groups: string[] = ['superuser']) => mintToken(secret, { subject: 'test', groups });
   const admin = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -46,9 +52,13 @@ export async function startTestCloud(
     async close() {
       await running.close();
       if (!opts.store) await store.close();
+      if (responseViolations.length > 0) {
+        throw new Error(`responses that do not fit their declared schema:\n${[...new Set(responseViolations)].slice(0, 20).join('\n')}`);
+      }
     },
     config,
     logs,
+    responseViolations,
     token,
     admin,
     async enroll(uuid) {

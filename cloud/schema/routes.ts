@@ -1,0 +1,284 @@
+// The cloud's routes as data: each one's parameters, headers, body and responses, pointing at the
+// shapes of ./api.ts. GET /openapi.json is generated from this table (cloud/openapi.ts), the method
+// guard reads its paths (cloud/transport.ts), and the tests check every answer against it
+// (./response-check.ts).
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import {
+  BackupStored,
+  ConfigurationPatch,
+  Device,
+  DeviceList,
+  DeviceSignatureHeaders,
+  EnrollBody,
+  ErrorBody,
+  EtagHeader,
+  FunctionConfig,
+  FunctionConfigList,
+  FunctionParams,
+  Health,
+  IfNoneMatchHeader,
+  ImageMetadata,
+  Manifest,
+  NewReleaseParams,
+  OtaQuery,
+  ReleaseParams,
+  TrackParams,
+  UuidParams,
+  VersionList,
+} from './api.ts';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON body shape; absent with `binary` (octet-stream) or for a response without a body. */
+  schema?: TSchema;
+  binary?: boolean;
+}
+
+export interface RouteSpec {
+  method: Method;
+  /** OpenAPI form: /ota/{class}/{product_hex}/{application} */
+  path: string;
+  operationId: string;
+  summary: string;
+  bearer?: boolean;
+  params?: TObject;
+  query?: TObject;
+  headers?: TObject;
+  body?: { required: boolean; json?: TSchema; binaryMaxBytes?: number };
+  responses: Record<string, ResponseSpec>;
+}
+
+const error = (description: string): ResponseSpec => ({ description, schema: ErrorBody });
+const json = (description: string, schema: TSchema): ResponseSpec => ({ description, schema });
+const empty = (description: string): ResponseSpec => ({ description });
+
+const signatureErrors = {
+  '400': error('Missing or invalid headers, or invalid Base64'),
+  '401': error('Unknown device, invalid signature, timestamp outside the window, or replayed nonce'),
+  '403': error('X-Device-UUID differs from {uuid}'),
+};
+const superUserErrors = { '401': error('Missing or invalid bearer token'), '403': error('Caller is not a super user') };
+const withOptional = (base: TObject, extra: Record<string, TSchema>) =>
+  Type.Object({ ...base.properties, ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, Type.Optional(v)])) });
+
+/**
+ * Answers any route may give, whatever its declaration (docs/cloud-limits.md, docs/fleet-scale.md):
+ * documented once in the document's description, accepted by the response check for every route.
+ */
+export const ANY_ROUTE_RESPONSES: Record<string, ResponseSpec> = {
+  '400': error('bad_request or body_not_allowed'),
+  '404': error('route_not_found'),
+  '405': error('method_not_allowed, with Allow'),
+  '408': error('request_timeout'),
+  '417': error('expectation_failed'),
+  '431': error('header_too_large'),
+  '500': error('internal_error'),
+  '503': error('store_saturated, with Retry-After'),
+};
+
+export const ROUTES: RouteSpec[] = [
+  { method: 'get', path: '/health', operationId: 'health', summary: 'Health check; no authorizer, always 200', responses: { '200': json('Alive', Health) } },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openapi',
+    summary: 'This document',
+    responses: { '200': json('The OpenAPI document', Type.Object({}, { additionalProperties: true })) },
+  },
+  {
+    method: 'get',
+    path: '/ota/{class}/{product_hex}/{application}',
+    operationId: 'otaCheck',
+    summary: 'The next firmware version to install (sequential upgrades; REVOKED never offered)',
+    params: TrackParams,
+    query: OtaQuery,
+    responses: {
+      '200': json('The manifest of the next (or the current) version, or {"versions": [...]} without current_version', Type.Union([Manifest, VersionList])),
+      '400': error('Invalid product_hex, class, application or current_version'),
+      '404': error('No RELEASED firmware for the triple, or an unknown current_version with nothing newer'),
+      '409': error('current_version is REVOKED and nothing newer is RELEASED'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/devices/{uuid}/backup',
+    operationId: 'putBackup',
+    summary: 'Store the encrypted backup (FFCE blob) of a device',
+    params: UuidParams,
+    headers: withOptional(DeviceSignatureHeaders, { etag: EtagHeader, 'if-none-match': IfNoneMatchHeader }),
+    body: { required: true, binaryMaxBytes: 524_288 },
+    responses: {
+      '200': json('Stored', BackupStored),
+      '304': empty('Unchanged: nothing written'),
+      ...signatureErrors,
+      '400': error('Missing or invalid headers, invalid Base64, wrong Content-Type, or body not FFCE'),
+      '413': error('Body over 524288 bytes'),
+      '500': error('Unhandled exception'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/devices/{uuid}/backup',
+    operationId: 'getBackup',
+    summary: 'Fetch the stored blob with its ETag and Last-Modified',
+    params: UuidParams,
+    headers: withOptional(DeviceSignatureHeaders, { 'if-none-match': IfNoneMatchHeader }),
+    responses: {
+      '200': { description: 'The FFCE blob', binary: true },
+      '304': empty('The stored ETag matches If-None-Match'),
+      ...signatureErrors,
+      '404': error('No backup stored'),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/devices/{uuid}/backup',
+    operationId: 'deleteBackup',
+    summary: 'Delete the stored backup',
+    params: UuidParams,
+    headers: DeviceSignatureHeaders,
+    responses: { '204': empty('Deleted'), ...signatureErrors, '404': error('No backup stored') },
+  },
+  {
+    method: 'get',
+    path: '/appconfig',
+    operationId: 'listAppConfig',
+    summary: 'Runtime configuration of every cloud function',
+    bearer: true,
+    responses: { '200': json('All functions', FunctionConfigList), ...superUserErrors },
+  },
+  {
+    method: 'get',
+    path: '/appconfig/{function_name}',
+    operationId: 'getAppConfig',
+    summary: 'Staged, deployed and effective configuration of one function',
+    bearer: true,
+    params: FunctionParams,
+    responses: {
+      '200': json('The function', FunctionConfig),
+      ...superUserErrors,
+      '400': error('Name does not start with svc-func-'),
+      '404': error('Function does not exist'),
+    },
+  },
+  {
+    method: 'patch',
+    path: '/appconfig/{function_name}',
+    operationId: 'stageAppConfig',
+    summary: 'Stage a new configuration; it is not deployed',
+    bearer: true,
+    params: FunctionParams,
+    body: { required: true, json: ConfigurationPatch },
+    responses: {
+      '200': json('Staged', FunctionConfig),
+      ...superUserErrors,
+      '400': error('Invalid name, invalid log level (details list the allowed levels), unknown key or invalid JSON'),
+      '404': error('Function does not exist'),
+      '413': error('Body over 64 KB'),
+      '415': error('Body is not application/json'),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/appconfig/{function_name}',
+    operationId: 'deleteAppConfig',
+    summary: 'Remove the configuration; the function reverts to WARNING',
+    bearer: true,
+    params: FunctionParams,
+    responses: {
+      '204': empty('Removed'),
+      ...superUserErrors,
+      '400': error('Name does not start with svc-func-'),
+      '404': error('Function or configuration not found'),
+      '409': error('A deployment is in progress'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/appconfig/{function_name}/deploy',
+    operationId: 'deployAppConfig',
+    summary: 'Deploy the latest staged version; it applies at once, then bakes for APPCONFIG_DEPLOY_SECONDS',
+    bearer: true,
+    params: FunctionParams,
+    responses: {
+      '202': json('Deployment started', FunctionConfig),
+      ...superUserErrors,
+      '400': error('Name does not start with svc-func-'),
+      '404': error('Function does not exist, or no staged version'),
+      '409': error('A deployment is already in progress'),
+    },
+  },
+  { method: 'get', path: '/admin/devices', operationId: 'listDevices', summary: 'Enrolled devices', bearer: true, responses: { '200': json('Devices', DeviceList), ...superUserErrors } },
+  {
+    method: 'get',
+    path: '/admin/devices/{uuid}',
+    operationId: 'getDevice',
+    summary: 'One device, with its backup metadata',
+    bearer: true,
+    params: UuidParams,
+    responses: { '200': json('The device', Device), ...superUserErrors, '400': error('Invalid UUID'), '404': error('No such device') },
+  },
+  {
+    method: 'put',
+    path: '/admin/devices/{uuid}',
+    operationId: 'enrollDevice',
+    summary: 'Enroll (201) or re-enroll (200) a device with its P-256 public key',
+    bearer: true,
+    params: UuidParams,
+    body: { required: true, json: EnrollBody },
+    responses: {
+      '200': json('Re-enrolled', Device),
+      '201': json('Enrolled', Device),
+      ...superUserErrors,
+      '400': error('Invalid UUID, JSON or public key'),
+      '413': error('Body over 64 KB'),
+      '415': error('Body is not application/json'),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/admin/devices/{uuid}',
+    operationId: 'removeDevice',
+    summary: 'Remove a device (its stored backup is kept)',
+    bearer: true,
+    params: UuidParams,
+    responses: { '204': empty('Removed'), ...superUserErrors, '400': error('Invalid UUID'), '404': error('No such device') },
+  },
+  {
+    method: 'get',
+    path: '/admin/firmware/{class}/{product_hex}/{application}',
+    operationId: 'listFirmware',
+    summary: 'Every version of a track, RELEASED and REVOKED, oldest first',
+    bearer: true,
+    params: TrackParams,
+    responses: { '200': json('Versions', VersionList), ...superUserErrors, '400': error('Invalid track') },
+  },
+  {
+    method: 'put',
+    path: '/admin/firmware/{class}/{product_hex}/{application}/{version}',
+    operationId: 'releaseFirmware',
+    summary: 'Create a RELEASED version',
+    bearer: true,
+    params: NewReleaseParams,
+    body: { required: false, json: ImageMetadata },
+    responses: {
+      '201': json('Released', Manifest),
+      ...superUserErrors,
+      '400': error('Invalid track, version or image metadata'),
+      '409': error('The version exists'),
+      '413': error('Body over 64 KB'),
+      '415': error('Body is not application/json'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/admin/firmware/{class}/{product_hex}/{application}/{version}/revoke',
+    operationId: 'revokeFirmware',
+    summary: 'Make a version REVOKED (idempotent)',
+    bearer: true,
+    params: ReleaseParams,
+    responses: { '200': json('Revoked', Manifest), ...superUserErrors, '400': error('Invalid track or version'), '404': error('No such version') },
+  },
+];
