@@ -79,12 +79,14 @@ export function createCloud(deps: CloudDeps): Cloud {
     maxQueued: limits.storeMaxQueued,
     maxWaitMs: limits.storeMaxWaitMs,
     retryAfterSeconds: limits.retryAfterSeconds,
+    retryAfterMaxSeconds: limits.retryAfterMaxSeconds,
   });
   const uploadGate = new Admission('upload', {
     maxActive: limits.uploadMaxActive,
     maxQueued: limits.uploadMaxQueued,
     maxWaitMs: limits.uploadMaxWaitMs,
     retryAfterSeconds: limits.retryAfterSeconds,
+    retryAfterMaxSeconds: limits.retryAfterMaxSeconds,
   });
   const sink = deps.sink ?? (config.logFormat === 'pretty' ? prettySink() : jsonLineSink());
   const levels = new LogLevels(deps.store);

@@ -24,8 +24,10 @@ export interface HttpLimits {
   uploadMaxActive: number;
   uploadMaxQueued: number;
   uploadMaxWaitMs: number;
-  /** The Retry-After of a 503 store_saturated, in seconds. */
+  /** The Retry-After of a 503 store_saturated while a gate's drain rate is not known yet, and the least one given, in seconds. */
   retryAfterSeconds: number;
+  /** The longest Retry-After given: past the drain time of the queue the refused are spread up to this (cloud/admission.ts). */
+  retryAfterMaxSeconds: number;
   /** Pending connections the kernel queues before accept (node's default, 511, drops SYNs in a boot storm; Linux caps it at net.core.somaxconn). */
   listenBacklog: number;
 }
@@ -42,8 +44,9 @@ export const HTTP_LIMITS: HttpLimits = {
   storeMaxQueued: 2048,
   storeMaxWaitMs: 5_000,
   uploadMaxActive: 64,
-  uploadMaxQueued: 1024,
-  uploadMaxWaitMs: 10_000,
+  uploadMaxQueued: 2048,
+  uploadMaxWaitMs: 20_000,
   retryAfterSeconds: 2,
+  retryAfterMaxSeconds: 30,
   listenBacklog: 4096,
 };

@@ -8,7 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError } from './errors.ts';
-import { ANSWERED_BEFORE_BODY, renderError } from './http.ts';
+import { ANSWERED_BEFORE_BODY, BodyIdleTimeoutError, BodyTooLargeError, ClientAbortedError, renderError } from './http.ts';
 import type { HttpLimits } from './limits.ts';
 import { openApiDocument } from './openapi.ts';
 
@@ -172,3 +172,112 @@ export function installTransportHooks(server: Server): void {
   });
 }
 
+
+export interface UploadBody {
+  /** The body, or null when it was only counted (`keep: false`). */
+  body: Buffer | null;
+  /** Bytes received. */
+  length: number;
+  /** The first bytes of the body (up to 16), kept even when the body is not. */
+  head: Buffer;
+}
+
+/**
+ * Reads an upload body (backups) for the hot path of a boot storm (docs/fleet-scale.md). With a
+ * declared Content-Length (node's parser holds the client to it) the body is copied into one Buffer
+ * of that size allocated once, instead of keeping every socket chunk until the end and concatenating
+ * them (a second copy, and twice the memory at the end); without one (chunked), chunks are collected
+ * as before. `keep: false` only counts the body and keeps its first bytes: a 304 needs no body.
+ * Limits as readBodyLimited (cloud/http.ts): never more than `limitBytes` kept; past it the rest is
+ * read away up to `discardBytes` so that the client reads its 413, then BodyTooLargeError; a client
+ * that closes mid-body is ClientAbortedError; one that sends nothing for `idleTimeoutMs`,
+ * BodyIdleTimeoutError.
+ */
+export function readUploadBody(
+  req: IncomingMessage,
+  limitBytes: number,
+  opts: { keep?: boolean; discardBytes?: number; idleTimeoutMs?: number } = {},
+): Promise<UploadBody> {
+  const keep = opts.keep ?? true;
+  const discardBytes = opts.discardBytes ?? 4 * 1024 * 1024;
+  const declared = Number(req.headers['content-length']);
+  let exact = keep && Number.isSafeInteger(declared) && declared >= 0 && declared <= limitBytes ? Buffer.allocUnsafe(declared) : null;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const head = Buffer.alloc(16);
+    let received = 0;
+    let over = false;
+    let idleTimer: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      if (opts.idleTimeoutMs === undefined) return;
+      if (idleTimer) idleTimer.refresh();
+      else idleTimer = setTimeout(onIdle, opts.idleTimeoutMs);
+    };
+    const onIdle = () => {
+      cleanup();
+      chunks.length = 0;
+      if (!over) reject(new BodyIdleTimeoutError(opts.idleTimeoutMs!));
+    };
+    const onData = (chunk: Buffer) => {
+      const at = received;
+      received += chunk.length;
+      armIdle();
+      if (over) {
+        if (received > limitBytes + discardBytes) {
+          cleanup();
+          req.destroy();
+        }
+        return;
+      }
+      if (received > limitBytes) {
+        over = true;
+        chunks.length = 0;
+        reject(new BodyTooLargeError(limitBytes));
+        return;
+      }
+      if (at < head.length) chunk.copy(head, at, 0, Math.min(chunk.length, head.length - at));
+      if (!keep) return;
+      if (exact && received > exact.length) {
+        // More than declared (node's parser does not let that happen): keep the chunks instead.
+        chunks.push(exact.subarray(0, at));
+        exact = null;
+      }
+      if (exact) chunk.copy(exact, at);
+      else chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      if (over) return;
+      const headBytes = head.subarray(0, Math.min(received, head.length));
+      if (!keep) return resolve({ body: null, length: received, head: headBytes });
+      // Never bytes that did not arrive: a shorter body (node reports that as an abort) is cut.
+      const body = exact ? (received === exact.length ? exact : exact.subarray(0, received)) : Buffer.concat(chunks, received);
+      resolve({ body, length: received, head: headBytes });
+    };
+    const onAborted = () => {
+      cleanup();
+      chunks.length = 0;
+      if (!over) reject(new ClientAbortedError(received));
+    };
+    const onError = (err: NodeJS.ErrnoException) => {
+      cleanup();
+      chunks.length = 0;
+      if (over) return;
+      reject(req.destroyed || err.code === 'ECONNRESET' ? new ClientAbortedError(received) : err);
+    };
+    function cleanup() {
+      if (idleTimer) clearTimeout(idleTimer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+      // Keep a listener: an error after we stopped listening must not become an uncaught one.
+      req.on('error', () => undefined);
+    }
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+    armIdle();
+  });
+}

@@ -2,13 +2,16 @@
 // authenticated by the device signature headers. The cloud never sees plaintext: it checks the FFCE
 // framing, stores the blob with its plaintext ETag as metadata, and records last_backup_date.
 import { Router, type Request, type Response } from 'express';
-import { DeviceAuthenticator, DEVICE_UUID, parseSignedHeaders } from '../auth/device-signature.ts';
+import { DeviceAuthenticator, parseSignedHeaders } from '../auth/device-signature.ts';
 import type { Admission } from '../admission.ts';
 import { ApiError } from '../errors.ts';
-import { BodyTooLargeError, readBodyLimited, route, sendJson } from '../http.ts';
+import { BodyTooLargeError, route, sendJson } from '../http.ts';
 import type { FunctionLogger } from '../logging.ts';
+import { UuidParams } from '../schema/api.ts';
+import { checked, checker } from '../schema/request.ts';
 import type { CloudStore } from '../store/types.ts';
-import { isFfceBlob, MAX_BACKUP_BYTES, FFCE_MIN_BYTES } from './ffce.ts';
+import { isFfceBlob, MAX_BACKUP_BYTES, FFCE_MAGIC, FFCE_MIN_BYTES } from './ffce.ts';
+import { readUploadBody, type UploadBody } from '../transport.ts';
 import { formatEtag, parseEtag, parseIfNoneMatch } from './etag.ts';
 
 export interface BackupRoutesDeps {
@@ -22,10 +25,10 @@ export interface BackupRoutesDeps {
   uploads?: Admission;
 }
 
+const checkUuid = checker(UuidParams);
+
 function pathUuid(req: Request): string {
-  const uuid = req.params.uuid as string;
-  if (!DEVICE_UUID.test(uuid)) throw new ApiError('invalid_uuid');
-  return uuid;
+  return checked(checkUuid, { uuid: req.params.uuid }, 'invalid_uuid').uuid;
 }
 
 export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads }: BackupRoutesDeps): Router {
@@ -50,9 +53,17 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
       }
       // A slot of the upload gate is held from authentication to the store write: the bodies held in
       // memory at once are bounded, and past the gate's queue the device is told to come back (503).
-      const release = uploads ? await uploads.acquire() : undefined;
+      // A push that will be a 304 holds no body (it is only read away) and takes no slot: the stored
+      // ETag is peeked before authentication only to choose the path; the answer still waits for it
+      // (docs/fleet-scale.md).
+      let release: (() => void) | undefined;
+      const slot = async () => {
+        if (uploads && !release) release = await uploads.acquire();
+      };
+      const unchanged = etag !== null && ifNoneMatch !== null && etagMatches((await store.getBackupMeta(uuid))?.etag, ifNoneMatch);
+      if (!unchanged) await slot();
       try {
-        await storeUpload(req, res, uuid, signed, etag, ifNoneMatch);
+        await storeUpload(req, res, uuid, signed, etag, ifNoneMatch, slot, () => release?.());
       } finally {
         release?.();
       }
@@ -66,28 +77,40 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
     signed: ReturnType<typeof parseSignedHeaders>,
     etag: string | null,
     ifNoneMatch: ReturnType<typeof parseIfNoneMatch> | null,
+    slot: () => Promise<void>,
+    release: () => void,
   ): Promise<void> {
     await auth.authenticate(signed);
-    let blob: Buffer;
-    try {
-      blob = await readBodyLimited(req, MAX_BACKUP_BYTES, { idleTimeoutMs: bodyIdleTimeoutMs });
-    } catch (err) {
-      if (err instanceof BodyTooLargeError) throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES });
-      throw err;
-    }
-    if (!isFfceBlob(blob)) {
-      throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
-    }
+    const readBody = async (keep: boolean): Promise<UploadBody> => {
+      try {
+        return await readUploadBody(req, MAX_BACKUP_BYTES, { keep, idleTimeoutMs: bodyIdleTimeoutMs });
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES });
+        throw err;
+      }
+    };
     // spec 4.1: If-None-Match is evaluated only when ETag is present too; equal to the stored ETag
-    // means 304 and nothing is written.
+    // means 304 and nothing is written. Decided before the body is read (docs/fleet-scale.md): a 304
+    // needs no body, so it is only read away and its framing checked (magic and length, as for a
+    // stored one: not FFCE is still a 400), without being held; the upload slot is given back first.
     if (etag !== null && ifNoneMatch !== null) {
       const stored = await store.getBackupMeta(uuid);
-      if (stored?.etag && (ifNoneMatch === '*' || ifNoneMatch.includes(stored.etag))) {
+      if (stored?.etag && etagMatches(stored.etag, ifNoneMatch)) {
+        release();
+        const { length, head } = await readBody(false);
+        if (length < FFCE_MIN_BYTES || length > MAX_BACKUP_BYTES || !head.subarray(0, FFCE_MAGIC.length).equals(FFCE_MAGIC)) {
+          throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: length });
+        }
         log.debug('backup unchanged', { uuid, etag: stored.etag });
         res.setHeader('etag', formatEtag(stored.etag));
         res.status(304).end();
         return;
       }
+    }
+    await slot();
+    const blob = (await readBody(true)).body!;
+    if (!isFfceBlob(blob)) {
+      throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
     }
     const at = new Date(now()).toISOString();
     const meta = await store.putBackup(uuid, blob, etag, at);
@@ -131,6 +154,11 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
   );
 
   return router;
+}
+
+/** spec 4.1: If-None-Match equal to the stored ETag (or `*` with one stored). */
+function etagMatches(stored: string | null | undefined, ifNoneMatch: NonNullable<ReturnType<typeof parseIfNoneMatch>>): boolean {
+  return !!stored && (ifNoneMatch === '*' || ifNoneMatch.includes(stored));
 }
 
 function setBackupHeaders(res: Response, etag: string | null, lastBackupDate: string): void {

@@ -1,7 +1,9 @@
 // The embedded default store: SQLite through better-sqlite3, WAL journal, numbered schema migrations.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { deploymentFromRow, deviceFromRow, releaseFromRow, type DeploymentRow, type DeviceRow, type ReleaseRow } from './rows.ts';
 import type {
   BackupMeta,
@@ -71,6 +73,29 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
 /** How many nonce inserts between two purges of expired nonces. */
 const NONCE_PURGE_EVERY = 256;
 
+/**
+ * WAL checkpoints off the request path (docs/fleet-scale.md). SQLite checkpoints inside the commit
+ * that takes the WAL past `wal_autocheckpoint` pages: it copies the WAL into the database file and
+ * fsyncs, on the event loop, in the middle of some request (profiled: a nonce insert plus a 64 KB
+ * backup write cost ~430 µs with it, ~180 µs without). So a file database gets a checkpointer: a
+ * worker thread with its own connection running a PASSIVE checkpoint (never blocks the writer) every
+ * CHECKPOINT_EVERY_MS. The main connection's own automatic checkpoint stays as a bound, at
+ * CHECKPOINT_FALLBACK_PAGES, should the worker ever fall behind or be gone.
+ */
+const CHECKPOINT_EVERY_MS = 200;
+const CHECKPOINT_FALLBACK_PAGES = 16_384;
+
+const CHECKPOINTER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.path);
+db.pragma('busy_timeout = 100');
+const timer = setInterval(() => {
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy or closing: next time */ }
+}, workerData.everyMs);
+parentPort.on('message', () => { clearInterval(timer); try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} db.close(); process.exit(0); });
+`;
+
 /** `sqlite:path`, `sqlite::memory:`, `:memory:` or a plain file path. */
 export function sqlitePathFromUrl(url: string): string {
   if (url.startsWith('sqlite://')) return url.slice('sqlite://'.length);
@@ -83,6 +108,7 @@ export class SqliteStore implements CloudStore {
   private readonly db: Database.Database;
   private noncesSincePurge = 0;
   private readonly stmts;
+  private checkpointer: Worker | undefined;
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -92,6 +118,7 @@ export class SqliteStore implements CloudStore {
     this.db.pragma('busy_timeout = 5000');
     this.db.pragma('foreign_keys = ON');
     this.migrate();
+    if (path !== ':memory:' && path !== '') this.startCheckpointer(resolve(path));
     const db = this.db;
     this.stmts = {
       listReleases: db.prepare<[string, string, string], ReleaseRow>(
@@ -162,6 +189,25 @@ export class SqliteStore implements CloudStore {
       deleteDeployment: db.prepare(`DELETE FROM appconfig_deployments WHERE function_name = ?`),
       ping: db.prepare(`SELECT 1`),
     };
+  }
+
+  private startCheckpointer(path: string): void {
+    try {
+      const worker = new Worker(CHECKPOINTER, {
+        eval: true,
+        workerData: { module: createRequire(import.meta.url).resolve('better-sqlite3'), path, everyMs: CHECKPOINT_EVERY_MS },
+      });
+      worker.unref();
+      // A checkpointer that fails leaves the main connection's automatic checkpoint, as before.
+      worker.on('error', () => {
+        this.checkpointer = undefined;
+        this.db.pragma('wal_autocheckpoint = 1000');
+      });
+      this.checkpointer = worker;
+      this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_FALLBACK_PAGES}`);
+    } catch {
+      this.checkpointer = undefined;
+    }
   }
 
   private migrate(): void {
@@ -331,6 +377,17 @@ export class SqliteStore implements CloudStore {
   }
 
   async close(): Promise<void> {
+    const worker = this.checkpointer;
+    this.checkpointer = undefined;
+    if (worker) {
+      // The worker checkpoints once more and closes its connection; terminated if it takes too long.
+      let timer: NodeJS.Timeout | undefined;
+      const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+      worker.postMessage('close');
+      await Promise.race([exited, new Promise<void>((r) => (timer = setTimeout(r, 2000)))]);
+      clearTimeout(timer);
+      await worker.terminate();
+    }
     if (this.db.open) this.db.close();
   }
 }

@@ -1,7 +1,12 @@
 // The limits the cloud keeps under a boot storm (docs/fleet-scale.md): a saturated store or upload gate
 // answers 503 store_saturated with Retry-After instead of queueing without bound; the health check
-// still answers; log output at DEBUG is bounded in records per second and in buffered bytes.
+// still answers; log output at DEBUG is bounded in records per second and in buffered bytes. The
+// Retry-After spreads the refused over the gate's measured drain rate; a push that will be a 304
+// takes no upload slot; SQLite's WAL checkpoints run off the request path.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Admission } from '../../cloud/admission.ts';
@@ -171,6 +176,110 @@ describe('upload gate', () => {
     r5();
     r5(); // a second release is ignored
     expect(gate.stats()).toMatchObject({ active: 0, queued: 0, refusedWait: 1, peakActive: 2 });
+  });
+});
+
+describe('a Retry-After that spreads the herd (cloud/admission.ts)', () => {
+  it('before the drain rate is known: the fixed Retry-After; once known: the refused get successive return slots after the queue, between the least and the longest', async () => {
+    let now = 1_000_000;
+    const gate = new Admission('t', { maxActive: 2, maxQueued: 2, maxWaitMs: 60_000, retryAfterSeconds: 1, retryAfterMaxSeconds: 8 }, () => now);
+    const held = [await gate.acquire(), await gate.acquire()];
+    const queued = [gate.acquire(), gate.acquire()];
+    await expect(gate.acquire()).rejects.toMatchObject({ status: 503, details: { reason: 'queue_full', retry_after_seconds: 1 } });
+    // 4 grants per 500 ms bucket for 3 s: 8 a second.
+    held.forEach((r) => r());
+    for (const r of await Promise.all(queued)) r();
+    for (let t = 0; t < 6; t++) {
+      now += 500;
+      for (let i = 0; i < 4; i++) (await gate.acquire())();
+    }
+    now += 1;
+    expect(gate.stats().drainPerSecond).toBeCloseTo(8, 5);
+    const busy = [await gate.acquire(), await gate.acquire()];
+    const waiting = [gate.acquire(), gate.acquire()];
+    const given: number[] = [];
+    for (let i = 0; i < 80; i++) {
+      const err = await gate.acquire().then(
+        () => undefined,
+        (e: { details: { retry_after_seconds: number } }) => e,
+      );
+      given.push(err!.details.retry_after_seconds);
+    }
+    // One return slot each 1/8 s (a grant frees a place in the queue): the first 8 are told 1 s, the
+    // next 8 2 s, ...; never past 8 s.
+    expect(given[0]).toBe(1);
+    expect(given.slice(0, 60)).toEqual([...given.slice(0, 60)].sort((a, b) => a - b));
+    expect(new Set(given).size).toBe(8);
+    expect(given.filter((g) => g === 1)).toHaveLength(8);
+    expect(given.filter((g) => g === 3)).toHaveLength(8);
+    expect(Math.max(...given)).toBe(8);
+    expect(gate.stats().maxRetryAfterSeconds).toBe(8);
+    busy.forEach((r) => r());
+    for (const r of await Promise.all(waiting)) r();
+  });
+});
+
+describe('a conditional push needs no upload slot', () => {
+  it('while every upload slot is taken, a push whose If-None-Match is the stored ETag still gets its 304 (and a body that is not FFCE still its 400); a changed backup is refused 503', async () => {
+    const store = new SqliteStore(':memory:');
+    const key = await enroll(store, 'dev-1');
+    const key2 = await enroll(store, 'dev-2');
+    const etag = 'ab'.repeat(32);
+    await store.putBackup('dev-2', ffceBlob(1000), etag, new Date().toISOString());
+    const cloud = await start(store, { uploadMaxActive: 1, uploadMaxQueued: 0 });
+    const body = ffceBlob(2000);
+    const head =
+      `POST /devices/dev-1/backup HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${body.length}\r\n` +
+      Object.entries(signDeviceRequest(key, 'dev-1')).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+      '\r\n';
+    const stalled = rawRequest(cloud.url, Buffer.concat([Buffer.from(head), body.subarray(0, 1000)]));
+    await until('one upload at work', () => cloud.cloud.gates().upload.active === 1);
+    const push = (blob: Buffer, headers: Record<string, string>) =>
+      fetch(`${cloud.url}/devices/dev-2/backup`, {
+        method: 'POST',
+        headers: { ...signDeviceRequest(key2, 'dev-2'), 'content-type': 'application/octet-stream', etag: `"${etag}"`, ...headers },
+        body: blob,
+      });
+    const unchanged = await push(ffceBlob(64 * 1024), { 'if-none-match': `"${etag}"` });
+    expect([unchanged.status, unchanged.headers.get('etag')]).toEqual([304, `"${etag}"`]);
+    const notFfce = await push(Buffer.alloc(64 * 1024, 7), { 'if-none-match': `"${etag}"` });
+    expect(notFfce.status).toBe(400);
+    expect(((await notFfce.json()) as { error: string }).error).toBe('invalid_backup_format');
+    const changed = await push(ffceBlob(64 * 1024), { 'if-none-match': `"${'cd'.repeat(32)}"` });
+    expect(changed.status).toBe(503);
+    expect(await changed.json()).toMatchObject({ error: 'store_saturated', details: { gate: 'upload' } });
+    // A bad signature on a would-be 304 is still a 401: the peek at the stored ETag decides nothing.
+    const forged = await fetch(`${cloud.url}/devices/dev-2/backup`, {
+      method: 'POST',
+      headers: { ...signDeviceRequest(key, 'dev-2'), 'content-type': 'application/octet-stream', etag: `"${etag}"`, 'if-none-match': `"${etag}"` },
+      body: ffceBlob(1000),
+    });
+    expect(forged.status).toBe(401);
+    expect(cloud.cloud.gates().upload).toMatchObject({ peakActive: 1, refusedFull: 1 });
+    stalled.socket.write(body.subarray(1000));
+    expect((await stalled.answer)?.status).toBe(200);
+    expect((await store.getBackupMeta('dev-2'))?.etag).toBe(etag);
+    await store.close();
+  });
+});
+
+describe('SQLite checkpoints off the request path', () => {
+  it('a file store’s WAL is copied into the database by its checkpointer, not by the writes; close ends it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleet-ckpt-'));
+    try {
+      const path = join(dir, 'cloud.sqlite');
+      const store = new SqliteStore(path);
+      const before = statSync(path).size;
+      // 40 × 64 KB: far below the writer's own automatic checkpoint (16,384 pages).
+      for (let i = 0; i < 40; i++) await store.putBackup(`dev-${i}`, ffceBlob(64 * 1024), null, new Date().toISOString());
+      await until('the database file holds the backups', () => statSync(path).size > before + 40 * 64 * 1024);
+      await store.close();
+      const reopened = new SqliteStore(path);
+      expect((await reopened.getBackup('dev-39'))?.blob.equals(ffceBlob(64 * 1024))).toBe(true);
+      await reopened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,17 +1,17 @@
 // npm run bench:fleet (docs/fleet-scale.md): in one run,
 //   1. a boot storm of N simulated devices (default 10,000, all at once) on one cloud instance with SQLite,
-//   2. the same on PostgreSQL (a real server, started as the store tests start it) with two cloud
+//   2. the same on PostgreSQL (a real server, started by tools/postgres-server.ts as for the store tests) with two cloud
 //      instances behind a small round-robin (in the simulator's client: requests alternate), while an
 //      appconfig deployment runs, so the shared nonce cache and deployments are under load,
 //   3. backup ingest against its own baseline: a bare node:http server that reads and discards the same
 //      64 KB bodies, under the same load tool and concurrency (autocannon), and the ratio,
-//   4. with --profile, a CPU profile of the cloud during the ingest measurement, summarised.
+//   4. with --profile, a CPU profile of each cloud process (the storms' and the ingest's), summarised.
 // Cloud instances run as child processes (`fleet serve`); the simulator and the load tool in this one.
 // Ends with one `boot storm: …` line per configuration and `ingest ratio to bare: <r>`.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,7 +20,7 @@ import { mintToken } from '../../cloud/auth/jwt.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine.ts';
 import { formatProfile, summarizeProfile } from '../simulate/profile.ts';
-import { startPostgres, type PostgresServer } from '../../test/helpers/postgres-server.ts';
+import { startPostgres, type PostgresServer } from '../postgres-server.ts';
 import { CloudClient } from '../client.ts';
 
 const { values: args } = parseArgs({
@@ -32,11 +32,13 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    deadline: { type: 'string', default: '900' },
+    'keep-profiles': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write('usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--only sqlite,postgres,ingest] [--profile]\n' +
+  process.stdout.write('usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--only sqlite,postgres,ingest] [--profile [--keep-profiles <dir>]]\n' +
     '                           [--duration 10] [--connections 50] [--warmup 2]   (the ingest comparison)\n');
   process.exit(0);
 }
@@ -45,6 +47,7 @@ const SPREAD_MS = Number(args.spread) * 1000;
 const DURATION_S = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const WARMUP_S = Number(args.warmup);
+const DEADLINE_MS = Number(args.deadline) * 1000;
 const ONLY = args.only ? new Set(args.only.split(',')) : undefined; // sqlite,postgres,ingest
 const ROOT = new URL('../../', import.meta.url).pathname;
 const JWT_SECRET = randomBytes(24).toString('hex');
@@ -133,6 +136,7 @@ async function storm(urls: string[], store: string, during?: () => Promise<void>
     adminToken: await mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench', ttlSeconds: 3600 }),
     devices: DEVICES,
     spreadMs: SPREAD_MS,
+    deadlineMs: DEADLINE_MS,
     onProgress: (p) =>
       err(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures`),
   });
@@ -163,6 +167,28 @@ async function measure(name: string, opts: autocannon.Options): Promise<{ name: 
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts };
 }
 
+/** node flags that make a cloud child write a CPU profile into `dir` when it exits. */
+function profileArgs(dir: string): string[] {
+  return args.profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
+/** The summaries of the CPU profiles a stopped child (or children) wrote into `dir`. */
+function profileLines(dir: string, what: string): string[] {
+  if (!args.profile) return [];
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  } catch {
+    files = [];
+  }
+  if (files.length === 0) return [`profile (${what}): none written`];
+  if (args['keep-profiles']) {
+    mkdirSync(args['keep-profiles'], { recursive: true });
+    for (const f of files) copyFileSync(join(dir, f), join(args['keep-profiles'], f));
+  }
+  return files.flatMap((f, i) => [`-- profile of ${what}${files.length > 1 ? ` (process ${i + 1})` : ''}`, ...formatProfile(summarizeProfile(join(dir, f)))]);
+}
+
 async function ingest(dir: string): Promise<string[]> {
   const blob = Buffer.concat([Buffer.from('FFCE'), randomBytes(64 * 1024 - 4)]);
   const etag = 'e'.repeat(64);
@@ -177,7 +203,7 @@ async function ingest(dir: string): Promise<string[]> {
     await stop(bare.child);
   }
   const profDir = join(dir, 'prof');
-  const cloud = await startCloud({ DATABASE_URL: join(dir, 'ingest.sqlite') }, args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+  const cloud = await startCloud({ DATABASE_URL: join(dir, 'ingest.sqlite') }, profileArgs(profDir));
   let cloudFigures;
   try {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
@@ -200,11 +226,7 @@ async function ingest(dir: string): Promise<string[]> {
     `case                                               req/s   p50 ms   p99 ms   failed`,
     ...[bareFigures, cloudFigures].map((f) => `${f.name.padEnd(48)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${String(f.bad).padStart(8)}`),
   ];
-  if (args.profile) {
-    const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-    if (file) lines.push(...formatProfile(summarizeProfile(join(profDir, file))));
-    else lines.push('profile: none written');
-  }
+  lines.push(...profileLines(profDir, 'the cloud during the ingest'));
   process.stdout.write(lines.join('\n') + '\n');
   return [`ingest ratio to bare: ${(cloudFigures.rps / bareFigures.rps).toFixed(2)}`];
 }
@@ -216,11 +238,12 @@ async function main(): Promise<void> {
   let pgServer: PostgresServer | undefined;
   try {
     if (!ONLY || ONLY.has('sqlite')) {
-      const one = await startCloud({ DATABASE_URL: join(dir, 'storm.sqlite') });
+      const one = await startCloud({ DATABASE_URL: join(dir, 'storm.sqlite') }, profileArgs(join(dir, 'prof-sqlite')));
       children.push(one.child);
       await seedReleases(one.url);
       summary.push(await storm([one.url], 'sqlite'));
       await stop(one.child);
+      process.stdout.write(profileLines(join(dir, 'prof-sqlite'), 'the cloud during the sqlite storm (enrollment included)').join('\n') + '\n');
     }
     if (!ONLY || ONLY.has('postgres')) {
       err('starting PostgreSQL…');
@@ -230,9 +253,9 @@ async function main(): Promise<void> {
       await client.query('CREATE DATABASE fleet_bench');
       await client.end();
       const dbUrl = pgServer.url.replace(/\/postgres$/, '/fleet_bench');
-      const a = await startCloud({ DATABASE_URL: dbUrl });
+      const a = await startCloud({ DATABASE_URL: dbUrl }, profileArgs(join(dir, 'prof-postgres')));
       children.push(a.child);
-      const b = await startCloud({ DATABASE_URL: dbUrl });
+      const b = await startCloud({ DATABASE_URL: dbUrl }, profileArgs(join(dir, 'prof-postgres')));
       children.push(b.child);
       await seedReleases(a.url);
       // A deployment during the storm: written through one instance, picked up by both from the store.
@@ -259,6 +282,7 @@ async function main(): Promise<void> {
       summary.push(await storm([a.url, b.url], 'postgres', deploy));
       await stop(a.child);
       await stop(b.child);
+      process.stdout.write(profileLines(join(dir, 'prof-postgres'), 'a cloud instance during the postgres storm (enrollment included)').join('\n') + '\n');
     }
     if (!ONLY || ONLY.has('ingest')) summary.push(...(await ingest(dir)));
   } finally {

@@ -1,6 +1,7 @@
 // `fleet simulate`: a boot storm of simulated devices against a running cloud (tools/simulate/engine.ts,
 // docs/fleet-scale.md). Prints progress on stderr, figures on stdout; exit 1 when a device failed a
-// step for good or a stored backup is not the one its device sent.
+// step for good (a refusal that is not retried, or the run's deadline) or a stored backup is not the
+// one its device sent; exit 3 (tools/fleet.ts) when the cloud cannot be reached at all.
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveJwtSecret } from '../../cloud/config.ts';
 import { mintToken } from '../../cloud/auth/jwt.ts';
@@ -23,8 +24,9 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
     .option('--big-size <bytes>', 'the larger backup size', wholeNumber, 512 * 1024)
     .option('--max-skew <seconds>', 'device clocks are off by up to this, either way', wholeNumber, 60)
     .option('--connections <n>', 'connections open at once per cloud URL (default: one per device, at most 4096)', wholeNumber)
+    .option('--deadline <seconds>', 'devices retry (back-off, Retry-After) until this long after the storm began, then give up', wholeNumber, 900)
     .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these')
-    .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; connections?: number; also?: string[] }) => {
+    .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[] }) => {
       const g = program.opts<{ cloud: string; token?: string }>();
       const adminToken =
         g.token ?? process.env.FLEET_TOKEN ?? (await mintToken(resolveJwtSecret(process.env, { create: false }).secret, { subject: 'fleet-simulate', ttlSeconds: 3600 }));
@@ -37,6 +39,7 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
         bigEvery: o.bigEvery,
         bigSizeBytes: o.bigSize,
         maxSkewMs: o.maxSkew * 1000,
+        deadlineMs: o.deadline * 1000,
         ...(o.connections !== undefined ? { connections: o.connections } : {}),
         onProgress: (p) =>
           process.stderr.write(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures\n`),

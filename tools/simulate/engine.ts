@@ -1,13 +1,16 @@
 // The fleet simulator (docs/fleet-scale.md): N simulated devices, each with its own P-256 identity
 // enrolled through the admin API, doing what a booting device does: an OTA check, a signed backup
 // push of its own size, then a push of the same backup with If-None-Match (304: nothing changed);
-// with its own clock skew, a fresh signature per attempt, retries with exponential back-off and
-// jitter that honour Retry-After. Arrival: all at once, or spread over a window. At the end: figures
+// with its own clock skew, a fresh signature per attempt, and retries as a real device does them: it
+// never gives up on 503, 408, 5xx or a network error, but backs off exponentially with jitter up to a
+// long cap, never sooner than Retry-After; only a run deadline (so that a bench always ends) stops it.
+// Arrival: all at once, or spread over a window. At the end: figures
 // per step, errors by kind, and a check that every device's stored backup is the one it sent.
 // Not XS boards: light enough for 10,000 in one process (a blob is regenerated from the device's
 // seed when needed, never kept).
 import { createCipheriv, createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { CloudUnreachableError } from '../client.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 
 export type Step = 'ota' | 'push' | 'push304';
@@ -35,10 +38,20 @@ export interface SimOptions {
   spreadMs?: number;
   /** Each device's clock is off by up to this much, either way (default 60 s; the cloud accepts 300 s). */
   maxSkewMs?: number;
-  /** Attempts per step before the device gives up (default 8). */
+  /**
+   * Attempts per step before the device gives up (default: unlimited, as a real device: it retries
+   * until the run's deadline). A test may bound it.
+   */
   maxAttempts?: number;
+  /** Exponential back-off: the first wait is up to this (full jitter), doubling per attempt ... */
   backoffBaseMs?: number;
+  /** ... up to this cap (default 30 s). */
   backoffMaxMs?: number;
+  /**
+   * The whole storm's deadline, from its start (default 15 min): a device whose next retry would
+   * start past it gives up (counted as an error of the kind it last got). Keeps a bench finite.
+   */
+  deadlineMs?: number;
   /** Per-attempt time-out (default 60 s). */
   requestTimeoutMs?: number;
   /** Connections open at once per cloud URL (default: one per device, at most 4096). */
@@ -88,6 +101,10 @@ export interface SimResult {
   errorCount: number;
   /** Retried attempts by kind. */
   retried: Record<string, number>;
+  /** Steps abandoned because the run's deadline came (included in errorCount). */
+  pastDeadline: number;
+  /** The longest Retry-After a device was given, seconds (0: none). */
+  maxRetryAfterSeconds: number;
   /** Verification: devices whose backup is missing or not the one they sent. */
   lost: number;
   /** Of those, backups that are another device's. */
@@ -104,7 +121,9 @@ interface Device {
   publicKeyPem: string;
   size: number;
   skewMs: number;
-  /** SHA-256 of the blob it pushed (hex), once pushed. */
+  /** SHA-256 of its blob (hex), computed at enrollment: its ETag, and what the verification expects. */
+  blobSha: string;
+  /** The same, once pushed. */
   sentSha: string | undefined;
 }
 
@@ -150,6 +169,10 @@ export class FleetSimulator {
   private readonly retried: Record<string, number> = {};
   private requests = 0;
   private retries = 0;
+  private pastDeadline = 0;
+  private maxRetryAfterSeconds = 0;
+  /** performance.now() past which no retry starts (set by run()). */
+  private deadlineAt = Infinity;
   private failures = 0;
   private done = 0;
   private enrollSeconds = 0;
@@ -162,9 +185,10 @@ export class FleetSimulator {
       bigSizeBytes: 512 * 1024,
       spreadMs: 0,
       maxSkewMs: 60_000,
-      maxAttempts: 8,
+      maxAttempts: Infinity,
       backoffBaseMs: 250,
-      backoffMaxMs: 8_000,
+      backoffMaxMs: 30_000,
+      deadlineMs: 15 * 60_000,
       requestTimeoutMs: 60_000,
       track: DEFAULT_TRACK,
       uuidPrefix: `sim-${Math.random().toString(36).slice(2, 8)}-`,
@@ -189,16 +213,38 @@ export class FleetSimulator {
         publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
         size: o.bigEvery > 0 && index % o.bigEvery === o.bigEvery - 1 ? o.bigSizeBytes : o.sizeBytes,
         skewMs: Math.round((Math.random() * 2 - 1) * o.maxSkewMs),
+        blobSha: '',
         sentSha: undefined,
       };
     });
+    // The blob's hash is the device's ETag; taken now, so that the storm only regenerates the blob
+    // (cheap AES-CTR) for each attempt and no device holds one while it waits.
+    for (const d of this.devices) d.blobSha = sha256(deviceBlob(o.seed, d.index, d.size));
     let next = 0;
     const worker = async () => {
       while (next < this.devices.length) {
         const d = this.devices[next++]!;
         const body = Buffer.from(JSON.stringify({ public_key: d.publicKeyPem }));
-        const r = await this.send('PUT', `/admin/devices/${d.uuid}`, { authorization: `Bearer ${o.adminToken}`, 'content-type': 'application/json' }, body);
-        if (r.status !== 201 && r.status !== 200) throw new Error(`enrolling ${d.uuid}: ${r.status} ${r.body.toString().slice(0, 200)}`);
+        for (let attempt = 1; ; attempt++) {
+          let r: Reply;
+          try {
+            r = await this.send('PUT', `/admin/devices/${d.uuid}`, { authorization: `Bearer ${o.adminToken}`, 'content-type': 'application/json' }, body);
+          } catch (err) {
+            // Before any device is enrolled, a cloud that does not answer is unreachable (fleet exit 3).
+            const code = err instanceof NetError ? err.code : String(err);
+            if (attempt >= 5 || ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code)) {
+              throw new CloudUnreachableError(`cannot reach the cloud at ${this.o.urls.join(', ')}: ${code}`);
+            }
+            await sleep(500 * attempt);
+            continue;
+          }
+          if ((r.status === 503 || r.status === 408) && attempt < 10) {
+            await sleep(retryAfterMs(r) || 500 * attempt);
+            continue;
+          }
+          if (r.status !== 201 && r.status !== 200) throw new Error(`enrolling ${d.uuid}: ${r.status} ${r.body.toString().slice(0, 200)}`);
+          break;
+        }
       }
     };
     await Promise.all(Array.from({ length: Math.min(o.enrollConcurrency, this.devices.length) }, worker));
@@ -210,6 +256,7 @@ export class FleetSimulator {
     if (this.devices.length === 0) await this.enroll();
     const o = this.o;
     const t0 = performance.now();
+    this.deadlineAt = t0 + o.deadlineMs;
     const progress = o.onProgress
       ? setInterval(
           () =>
@@ -253,6 +300,8 @@ export class FleetSimulator {
       errors: this.errors,
       errorCount: this.failures,
       retried: this.retried,
+      pastDeadline: this.pastDeadline,
+      maxRetryAfterSeconds: this.maxRetryAfterSeconds,
       ...verdict,
       verifySeconds,
     };
@@ -263,15 +312,16 @@ export class FleetSimulator {
     const t = o(this.o.track);
     const ota = await this.step('ota', d, () => ({ method: 'GET', path: t, headers: {} }), (r) => r.status === 200 || r.status === 404);
     if (!ota) return;
-    const blob = deviceBlob(this.o.seed, d.index, d.size);
-    const sha = sha256(blob);
+    // Made anew for each attempt and dropped with it: 10,000 waiting devices hold no 64 KB each.
+    const blob = () => deviceBlob(this.o.seed, d.index, d.size);
+    const sha = d.blobSha;
     const etag = sha; // stands for the plaintext's SHA-256: the cloud only keeps it
     const backupPath = `/devices/${d.uuid}/backup`;
     const signed = () => signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>;
     const pushed = await this.step(
       'push',
       d,
-      () => ({ method: 'POST', path: backupPath, headers: { ...signed(), 'content-type': 'application/octet-stream', etag: `"${etag}"` }, body: blob }),
+      () => ({ method: 'POST', path: backupPath, headers: { ...signed(), 'content-type': 'application/octet-stream', etag: `"${etag}"` }, body: blob() }),
       (r) => r.status === 200,
     );
     if (!pushed) return;
@@ -283,13 +333,16 @@ export class FleetSimulator {
         method: 'POST',
         path: backupPath,
         headers: { ...signed(), 'content-type': 'application/octet-stream', etag: `"${etag}"`, 'if-none-match': `"${etag}"` },
-        body: blob,
+        body: blob(),
       }),
       (r) => r.status === 304,
     );
   }
 
-  /** One step with retries: 503/408/5xx and network failures are retried after back-off (Retry-After honoured). */
+  /**
+   * One step with retries, as a device does it: 503, 408, 429, 5xx and network failures are retried
+   * after back-off (see `retryDelayMs`), without limit but the run's deadline (or `maxAttempts`).
+   */
   private async step(
     step: Step,
     d: Device,
@@ -299,44 +352,49 @@ export class FleetSimulator {
     const counts = this.stepCounts.get(step)!;
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
-      const req = make();
+      let req: ReturnType<typeof make> | undefined = make();
       let kind: string;
-      let retryAfterMs = 0;
+      let raMs = 0;
       let retryable: boolean;
       this.requests++;
       counts.requests++;
       try {
         const r = await this.send(req.method, req.path, req.headers, req.body);
+        req = undefined; // the body is not kept while the device waits
         if (ok(r)) {
           this.latencies.get(step)!.push(performance.now() - started);
           return true;
         }
         let code = '';
         try {
-          code = (JSON.parse(r.body.toString()) as { error?: string }).error ?? '';
+          const e = JSON.parse(r.body.toString()) as { error?: string; details?: { gate?: unknown; reason?: unknown } };
+          code = e.error ?? '';
+          // A saturated gate says which gate and why (cloud/admission.ts): kept in the kind.
+          if (typeof e.details?.gate === 'string') code += ` ${e.details.gate}/${String(e.details.reason)}`;
         } catch {
           code = '';
         }
         kind = `${step} ${r.status}${code ? ' ' + code : ''}`;
         retryable = r.status === 503 || r.status === 408 || r.status >= 500 || r.status === 429;
-        const ra = Number(r.headers['retry-after']);
-        if (Number.isFinite(ra) && ra > 0) retryAfterMs = ra * 1000;
+        raMs = retryAfterMs(r);
+        if (raMs / 1000 > this.maxRetryAfterSeconds) this.maxRetryAfterSeconds = raMs / 1000;
       } catch (err) {
         kind = `${step} net ${err instanceof NetError ? err.code : err instanceof Error ? err.message : String(err)}`;
         retryable = true;
       }
-      if (!retryable || attempt >= this.o.maxAttempts) {
+      const delay = retryable ? retryDelayMs(attempt, raMs, this.o.backoffBaseMs, this.o.backoffMaxMs) : 0;
+      const pastDeadline = retryable && performance.now() + delay > this.deadlineAt;
+      if (!retryable || attempt >= this.o.maxAttempts || pastDeadline) {
         this.errors[kind] = (this.errors[kind] ?? 0) + 1;
         this.failures++;
         counts.failures++;
+        if (pastDeadline) this.pastDeadline++;
         return false;
       }
       this.retried[kind] = (this.retried[kind] ?? 0) + 1;
       this.retries++;
       counts.retries++;
-      // Exponential back-off with full jitter, never sooner than Retry-After.
-      const backoff = Math.min(this.o.backoffMaxMs, this.o.backoffBaseMs * 2 ** (attempt - 1));
-      await sleep(Math.max(retryAfterMs, 0) + Math.random() * backoff);
+      await sleep(delay);
     }
   }
 
@@ -361,19 +419,20 @@ export class FleetSimulator {
     const worker = async () => {
       while (next < this.devices.length) {
         const d = this.devices[next++]!;
-        const expected = d.sentSha ?? sha256(deviceBlob(this.o.seed, d.index, d.size));
+        const expected = d.sentSha ?? d.blobSha;
         let got: string | undefined;
-        for (let attempt = 1; attempt <= this.o.maxAttempts; attempt++) {
+        // The read-back retries as a device would (bounded in attempts: a verification must end).
+        for (let attempt = 1; attempt <= 30; attempt++) {
           try {
             const r = await this.send('GET', `/devices/${d.uuid}/backup`, signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>);
-            if (r.status === 503) {
-              await sleep(1000);
+            if (r.status === 503 || r.status === 408) {
+              await sleep(retryDelayMs(attempt, retryAfterMs(r), this.o.backoffBaseMs, 5_000));
               continue;
             }
             got = r.status === 200 ? sha256(r.body) : undefined;
             break;
           } catch {
-            await sleep(500);
+            await sleep(retryDelayMs(attempt, 0, this.o.backoffBaseMs, 5_000));
           }
         }
         if (got === expected) intact++;
@@ -409,6 +468,24 @@ export class FleetSimulator {
   }
 }
 
+/** Retry-After (delta seconds) of an answer, in ms; 0 when absent or not a number. */
+export function retryAfterMs(r: { headers: IncomingHttpHeaders }): number {
+  const ra = Number(r.headers['retry-after']);
+  return Number.isFinite(ra) && ra > 0 ? ra * 1000 : 0;
+}
+
+/**
+ * How long a device waits before attempt `attempt + 1`. Without Retry-After: exponential back-off
+ * with full jitter, uniform in [0, min(cap, base * 2^(attempt-1))). With Retry-After: never sooner
+ * than it, plus a jitter of up to a second (growing with the attempt as above, never over 1 s) so
+ * that devices told the same second do not all come back in the same millisecond.
+ */
+export function retryDelayMs(attempt: number, retryAfter: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+  const backoff = Math.min(capMs, baseMs * 2 ** Math.min(attempt - 1, 30));
+  if (retryAfter > 0) return retryAfter + random() * Math.min(backoff, 1000);
+  return random() * backoff;
+}
+
 function o(t: SimTrack): string {
   return `/ota/${t.cls}/${t.productHex}/${t.application}?current_version=${t.currentVersion}`;
 }
@@ -423,7 +500,9 @@ export function formatResult(r: SimResult): string[] {
         `${s.step.padEnd(9)} ${String(s.requests).padStart(9)} ${String(s.retries).padStart(8)} ${String(s.failures).padStart(9)} ${s.p50Ms.toFixed(1).padStart(8)} ${s.p99Ms.toFixed(1).padStart(8)} ${s.maxMs.toFixed(1).padStart(8)}`,
     ),
     `errors: ${r.errorCount}${Object.keys(r.errors).length ? ' (' + Object.entries(r.errors).map(([k, n]) => `${k}: ${n}`).join(', ') + ')' : ''}`,
-    `retried: ${Object.keys(r.retried).length ? Object.entries(r.retried).map(([k, n]) => `${k}: ${n}`).join(', ') : 'none'}`,
+    `retried: ${Object.keys(r.retried).length ? Object.entries(r.retried).map(([k, n]) => `${k}: ${n}`).join(', ') : 'none'}` +
+      (r.maxRetryAfterSeconds > 0 ? ` (longest Retry-After ${r.maxRetryAfterSeconds} s)` : ''),
+    ...(r.pastDeadline > 0 ? [`gave up at the run's deadline: ${r.pastDeadline} step(s)`] : []),
     `backups: intact=${r.intact} lost=${r.lost} mixed=${r.mixed} (verified in ${r.verifySeconds.toFixed(1)} s)`,
   ];
   return lines;
