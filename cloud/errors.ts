@@ -10,7 +10,7 @@ export const ERROR_CATALOG = {
   invalid_body: { status: 400, message: 'The request body is not a JSON object of the expected shape' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json' },
   payload_too_large: { status: 413, message: 'The request body is too large' },
-  invalid_uuid: { status: 400, message: 'The device UUID is not valid (1 to 64 of A-Z a-z 0-9 . _ : -)' },
+  invalid_uuid: { status: 400, message: 'The device UUID is not valid (1 to 64 of A-Z a-z 0-9 - _, starting with a letter or a digit)' },
   internal_error: { status: 500, message: 'Internal server error' },
 
   // HTTP transport (docs/cloud-limits.md): answered for any route, some on the raw socket

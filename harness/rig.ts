@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { CHIPS, type ChipName } from '../firmware/image/chips.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { checker, describeProblem, EXPECTED, shown } from '../cloud/schema/validator.ts';
+import { DEVICE_UUID_PATTERN, DEVICE_UUID_RULE } from '../cloud/schema/api.ts';
 import { parseResetMethod, RESET_METHODS, type ResetMethod } from './transport/reset-sequence.ts';
 
 export type BoardKind = 'virtual' | 'serial' | 'rfc2217';
@@ -83,7 +84,7 @@ export const RigBoardSchema = Type.Object(
     role: oneOf(['controller', 'client'] as const, 'controller (Ethernet + Wi-Fi) or client (Wi-Fi)'),
     kind: oneOf(['virtual', 'serial', 'rfc2217'] as const, 'virtual (XS on this machine), serial (a local port) or rfc2217 (an RFC 2217 server)', 'virtual'),
     drive: Type.Optional(oneOf(['direct', 'rfc2217'] as const, 'virtual boards: driven in-process, or through their RFC 2217 port as a physical board', 'direct')),
-    uuid: Type.Optional(text('^[A-Za-z0-9._:-]{1,64}$', '1 to 64 of A-Z a-z 0-9 . _ : -', 'virtual boards: the device UUID')),
+    uuid: Type.Optional(text(DEVICE_UUID_PATTERN, DEVICE_UUID_RULE, 'virtual boards: the device UUID (the firmware\'s and the cloud\'s grammar)')),
     wifi_mac: Type.Optional(Mac('virtual boards: the Wi-Fi MAC')),
     ethernet_mac: Type.Optional(Mac('virtual controllers: the Ethernet MAC')),
     fuse_key: Type.Optional(text('^[0-9a-f]{64}$', '64 lower-case hexadecimal digits', 'virtual boards: the eFuse key; it stays in the host process')),

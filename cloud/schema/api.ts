@@ -17,7 +17,15 @@ export const ProductHex = Type.String({
   ...code('invalid_product_hex'),
 });
 export const Version = Type.String({ pattern: '^\\d{4}\\.\\d{2}\\.\\d{2}$', description: 'Firmware version YYYY.MM.bb', [EXPECTED]: 'YYYY.MM.bb', ...code('invalid_version') });
-export const DeviceUuid = Type.String({ pattern: '^[A-Za-z0-9._:-]{1,64}$', description: 'Device UUID', [EXPECTED]: '1 to 64 of A-Z a-z 0-9 . _ : -', ...code('invalid_uuid') });
+/**
+ * A device UUID is the storage key of its backup (spec 2.2) and names the device's own records on
+ * flash, so the cloud takes the firmware's grammar (firmware/src/core/ids.ts, UUID_PATTERN and
+ * UUID_RULE): no "." (never "." or ".."), no ":", no "/" or "%". RFC 4122 UUIDs and names such as
+ * `ctl-xs-0001` fit.
+ */
+export const DEVICE_UUID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$';
+export const DEVICE_UUID_RULE = '1 to 64 of A-Z a-z 0-9 - _, starting with a letter or a digit';
+export const DeviceUuid = Type.String({ pattern: DEVICE_UUID_PATTERN, description: `Device UUID: ${DEVICE_UUID_RULE}`, [EXPECTED]: DEVICE_UUID_RULE, ...code('invalid_uuid') });
 export const FunctionName = Type.String({ pattern: '^svc-func-', description: 'Cloud function, starts with svc-func-', [EXPECTED]: 'a name starting with svc-func-', ...code('invalid_function_name') });
 
 export const TrackParams = Type.Object({
@@ -37,13 +45,44 @@ export const OtaQuery = Type.Object({
   current_version: Type.Optional({ ...Version, description: 'Without it, the list of all RELEASED versions is returned' }),
 });
 
-// ---- the signed-request headers (spec 5.1; parsed by cloud/auth/device-signature.ts) -------------
-export const DeviceSignatureHeaders = Type.Object({
-  'x-device-uuid': Type.String({ description: 'Must equal {uuid}' }),
-  'x-device-nonce': Type.String({ description: 'Base64 of 32 random bytes, never reused', pattern: '^[A-Za-z0-9+/]{43}=$' }),
-  'x-device-timestamp': Type.String({ description: 'ISO 8601 UTC ending in Z; accepted within ±300 s', pattern: 'Z$' }),
-  'x-device-signature': Type.String({ description: 'Base64 DER ECDSA P-256 signature, SHA-256 over nonce bytes || UTF-8 timestamp' }),
+// ---- the signed-request headers (spec 5.1) ----------------------------------------------------------
+// The one declaration of their checks: cloud/auth/device-signature.ts validates them with this schema
+// and only decodes what passed. Each header is one value (a repeated header is refused), then its checks
+// in order (allOf), each naming its catalog code. A missing or blank header is missing_header.
+/** Strict Base64: the standard alphabet with its padding. */
+export const BASE64_PATTERN = '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$';
+export const Base64 = Type.String({ pattern: BASE64_PATTERN, [EXPECTED]: 'strict Base64 (standard alphabet, padded)', ...code('invalid_base64') });
+export const NONCE_BYTES = 32;
+// A day of the Gregorian calendar: 31, 30 or 28 days a month, 29 February in a leap year only. As a
+// pattern, not `format: date-time`: ajv-formats' date-time check costs ~800 ns, this ~60 ns, and it is
+// on every signed request.
+const DAY = '\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))';
+const LEAP_DAY = '(?:\\d{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)-02-29';
+/** ISO 8601 UTC ending in Z, fractions of a second allowed (1 to 9 digits), on a real calendar day. */
+export const IsoUtcTimestamp = Type.String({
+  pattern: `^(?:${DAY}|${LEAP_DAY})T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d{1,9})?Z$`,
+  [EXPECTED]: 'an ISO 8601 UTC timestamp such as 2026-11-21T12:00:00Z',
+  ...code('invalid_header'),
 });
+const signedHeader = (description: string, checks: TSchema[]) =>
+  Type.String({ description, [EXPECTED]: 'one value', ...code('invalid_header'), allOf: checks });
+export const DeviceSignatureHeaders = Type.Object(
+  {
+    'x-device-uuid': signedHeader('Must equal {uuid}', [Type.String({ pattern: DEVICE_UUID_PATTERN, [EXPECTED]: DEVICE_UUID_RULE, ...code('invalid_header') })]),
+    'x-device-nonce': signedHeader(`Base64 of ${NONCE_BYTES} random bytes, never reused`, [
+      Base64,
+      // Strict Base64 of 44 characters with one "=" is exactly 32 bytes.
+      Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$', [EXPECTED]: `Base64 of ${NONCE_BYTES} bytes`, ...code('invalid_header') }),
+    ]),
+    'x-device-timestamp': signedHeader('ISO 8601 UTC ending in Z; accepted within ±300 s', [IsoUtcTimestamp]),
+    'x-device-signature': signedHeader('Base64 DER ECDSA P-256 signature, SHA-256 over nonce bytes || UTF-8 timestamp', [
+      Base64,
+      // 8 to 72 bytes: 12 to 96 characters of strict Base64, but not 12 ending in "==" (7 bytes).
+      Type.String({ pattern: '^(?![A-Za-z0-9+/]{10}==$)[A-Za-z0-9+/=]{12,96}$', [EXPECTED]: 'a DER ECDSA P-256 signature (8 to 72 bytes)', ...code('invalid_header') }),
+    ]),
+  },
+  { ...code('missing_header') },
+);
 export const EtagHeader = Type.String({ description: 'Plaintext SHA-256 hex, quoted or bare; stored as metadata' });
 export const IfNoneMatchHeader = Type.String({ description: 'ETags, quoted or bare, or *; with ETag on POST: equal to the stored ETag gives 304' });
 

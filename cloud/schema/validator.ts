@@ -54,7 +54,12 @@ export function checker<S extends TSchema>(schema: S, opts: { env?: boolean } = 
   return check;
 }
 
+const TOP_LEVEL_KEY = /^\/([^/~\d][^/~]*)$/;
+
 function fieldOf(instancePath: string, extra?: string): string {
+  // The common case, one key of the checked object (`/x-device-nonce`), without splitting.
+  const top = extra === undefined ? TOP_LEVEL_KEY.exec(instancePath) : null;
+  if (top) return top[1]!;
   const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
   return parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
@@ -111,7 +116,9 @@ function problemsOf(errors: ErrorObject[]): Problem[] {
         field: fieldOf(e.instancePath, missing),
         value: undefined,
         expected: (prop[EXPECTED] as string | undefined) ?? 'a value',
-        code: (prop[ERROR_CODE] as string | undefined) ?? (schema[ERROR_CODE] as string | undefined),
+        // A missing property is the object's problem when the object names a code (the signed-request
+        // headers: missing_header), else the code a bad value of the property would get.
+        code: (schema[ERROR_CODE] as string | undefined) ?? (prop[ERROR_CODE] as string | undefined),
         keyword: 'required',
       });
       continue;

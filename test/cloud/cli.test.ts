@@ -5,12 +5,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jwtVerify } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
 
 const BIN = new URL('../../bin/fleet.js', import.meta.url).pathname;
 let cloud: TestCloud;
 let dir: string;
+/** The cloud's clock: the real one, or stopped where a test holds it (the deployment window). */
+let heldAt: number | undefined;
 
 function fleet(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -27,8 +29,11 @@ function fleet(args: string[], env: Record<string, string> = {}): Promise<{ code
 }
 
 beforeAll(async () => {
-  cloud = await startTestCloud();
+  cloud = await startTestCloud({ now: () => heldAt ?? Date.now() });
   dir = mkdtempSync(join(tmpdir(), 'fleet-cli-'));
+});
+afterEach(() => {
+  heldAt = undefined;
 });
 afterAll(async () => {
   await cloud.close();
@@ -88,8 +93,11 @@ describe('fleet', () => {
     expect((await fleet(['device', 'remove', 'dev-cli'])).code).toBe(1);
   });
 
-  it('appconfig set, deploy, show, and delete refused during the deployment', async () => {
+  it('appconfig set, deploy, show, and delete refused during the deployment, allowed after it', async () => {
     expect((await fleet(['appconfig', 'set', 'svc-func-admin', '--logging', 'info'])).code).toBe(0);
+    // The cloud's clock stands still from the deploy on: the deployment window lasts as long as the
+    // commands below take, however loaded the machine, and ends when the test moves the clock past it.
+    heldAt = Date.now();
     const dep = await fleet(['appconfig', 'deploy', 'svc-func-admin']);
     expect(dep.code).toBe(0);
     expect(JSON.parse(dep.stdout).effective_level).toBe('INFO');
@@ -100,6 +108,11 @@ describe('fleet', () => {
     const del = await fleet(['appconfig', 'delete', 'svc-func-admin']);
     expect(del.code).toBe(1);
     expect(del.stderr).toMatch(/409 deployment_in_progress/);
+    heldAt += cloud.config.appconfigDeploySeconds * 1000 - 1;
+    expect((await fleet(['appconfig', 'delete', 'svc-func-admin'])).code, 'the last millisecond of the window').toBe(1);
+    heldAt += 2;
+    const after = await fleet(['appconfig', 'delete', 'svc-func-admin']);
+    expect([after.code, after.stderr]).toEqual([0, '']);
   });
 
   it('an unreachable cloud exits 3', async () => {

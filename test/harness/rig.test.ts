@@ -24,6 +24,8 @@ describe('rig files', () => {
     [{ boards: [board, { ...board, id: 'b' }] }, /boards\[1\]\.wifi_mac: expected a MAC address unique on the rig, got "24:0A:C4:10:00:01"/],
     [{ boards: [board, { ...board }] }, /boards\[1\]\.id: expected a board id unique on the rig, got "a"/],
     [{ boards: [{ ...board, kind: 'jtag' }] }, /kind: expected virtual, serial or rfc2217, got "jtag"/],
+    [{ boards: [{ ...board, uuid: '..' }] }, /^rig\.boards\[0\]\.uuid: expected 1 to 64 of A-Z a-z 0-9 - _, starting with a letter or a digit, got "\.\."$/],
+    [{ boards: [{ ...board, uuid: 'ctl:1' }] }, /boards\[0\]\.uuid: expected 1 to 64 of A-Z a-z 0-9 - _, starting with a letter or a digit, got "ctl:1"/],
     [{ boards: [{ id: 'a', role: 'controller', kind: 'serial' }] }, /boards\[0\]\.port: expected a serial port path such as \/dev\/ttyUSB0 \(rfc2217: rfc2217:\/\/host:port\), got nothing/],
     [{ boards: [{ ...board, kind: 'serial', port: '/dev/ttyUSB0' }] }, /boards\[0\]\.uuid: expected nothing: the harness reads it from a serial or rfc2217 board, got "u-1"/],
     [{ boards: [{ id: 'a', role: 'controller', kind: 'rfc2217', port: 'ttyUSB0' }] }, /^rig\.boards\[0\]\.port: expected rfc2217:\/\/host:port, got "ttyUSB0"$/],

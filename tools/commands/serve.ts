@@ -1,7 +1,7 @@
-// `fleet serve`: the cloud in the foreground (what `npm start` runs).
+// `fleet serve`: the cloud in the foreground (what `npm start` runs). The cloud (Express, the schemas
+// and their compiled checks, pino) is imported when `serve` runs, not when the program is built: every
+// other `fleet` command is a client of a running cloud and never loads it.
 import type { Command } from 'commander';
-import { loadConfig } from '../../cloud/config.ts';
-import { startCloudServer } from '../../cloud/server.ts';
 
 export function serveCommand(program: Command): void {
   program
@@ -13,6 +13,7 @@ export function serveCommand(program: Command): void {
       const env = { ...process.env };
       if (o.port !== undefined) env.PORT = o.port;
       if (o.host !== undefined) env.HOST = o.host;
+      const [{ loadConfig }, { startCloudServer }] = await Promise.all([import('../../cloud/config.ts'), import('../../cloud/server.ts')]);
       const config = loadConfig(env);
       const running = await startCloudServer(config);
       const jwt = config.jwt.mode === 'hs256' ? `HS256 secret from ${config.jwt.secretSource}` : `JWKS ${config.jwt.jwksUrl}`;
