@@ -188,12 +188,19 @@ export class SerialBoard implements BenchBoard {
     let from = lines.length - 1;
     while (from > 0 && !ROM_BANNER.test(lines[from]!)) from--;
     from = Math.max(from, 0);
+    // The last announcement wins; a virtual board's HOST line just before its firmware's
+    // "listening on <address>:80" says which loopback port stands for port 80 there.
     const announced = (ls: string[]) => {
+      let found: RegExpExecArray | undefined;
       for (let i = ls.length - 1; i >= 0; i--) {
         const m = LISTENING.exec(ls[i]!);
-        if (m && m[1] === iface) return `http://${m[2]}:${m[3]}`;
+        if (!m || m[1] !== iface) continue;
+        if (!found) found = m;
+        else if (m[2] === found[2] && ls[i]!.startsWith('HOST ') && !found[0].startsWith('HOST ')) found = m;
+        else break;
+        if (found[0].startsWith('HOST ')) break;
       }
-      return undefined;
+      return found ? `http://${found[2]}:${found[3]}` : undefined;
     };
     const now = announced(lines.slice(from));
     if (now) return now;

@@ -56,6 +56,12 @@ export class VirtualAir {
     this.aps.set(ap.bssid, { ...ap, station: null });
   }
 
+  /** esp_wifi_set_max_tx_power on an AP already on the air: its range changes from now on. */
+  setTxPower(bssid: string, txPowerDbm: number): void {
+    const ap = this.aps.get(bssid);
+    if (ap) ap.txPowerDbm = txPowerDbm;
+  }
+
   stop(bssid: string): void {
     this.aps.delete(bssid);
   }

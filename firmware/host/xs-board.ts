@@ -11,10 +11,7 @@
 // gives the firmware its version. A new board's flash is programmed as the factory would, with the
 // image of identity.firmwareVersion. Every reset (watchdog, a crash at start, a reboot the owner
 // performs) goes through the bootloader again, so an image still PENDING_VERIFY rolls back.
-import { createHmac, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
 import type { FirmwareSettings } from '../src/core/settings.ts';
 import type { Iface } from '../src/hal/network.ts';
@@ -25,12 +22,12 @@ import type { Position, VirtualAir } from './air.ts';
 import { BootLog, type ResetReason } from './boot-log.ts';
 import { BootFailure, runBootloader, type BootedApp } from './boot-stage.ts';
 import { flashFactoryImages } from './factory-flash.ts';
-import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, DEFAULT_PLATFORM, firmwareImage, productPartitions, type VirtualPlatform } from './firmware-image.ts';
+import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, firmwareImage, productPartitions } from './firmware-image.ts';
 import { SimHost } from '../sim/host/sim-host.ts';
 import type { Socket as NetSocket } from 'node:net';
 import { FlashFolder, type FlashFolderOptions } from './flash-folder.ts';
 import { FlashImage } from './flash-image.ts';
-import { answerClientError, answerError, DEFAULT_INBOUND_LIMITS, HttpBridge, type InboundLimits } from './http-bridge.ts';
+import type { ListenerLimits } from '../src/platform/moddable/hal/http-limits.ts';
 import { OtaSlots, type OtaUpdate } from './ota-slots.ts';
 
 export { firmwareBundle } from './firmware-image.ts';
@@ -66,18 +63,21 @@ export interface XsBoardOptions {
   onReboot?: (reason: string) => void;
   /** MQTT for the firmware (the bench's broker). */
   mqtt?: MqttBridge;
-  /** Limits of the board's HTTP listeners (docs/board-http-limits.md); the defaults suit a bench. */
-  httpLimits?: Partial<InboundLimits>;
+  /**
+   * Limits of the board's HTTP listeners (docs/board-http-limits.md): the build's config "http"
+   * (mc/config), as a test build sets them; unset, the platform's BOARD_HTTP_LIMITS.
+   */
+  httpLimits?: Partial<ListenerLimits>;
   /** The flash folder's options (power-cut injection in tests). */
   flash?: FlashFolderOptions;
   /** The task watchdog's budget per command (default WATCHDOG_COMPUTRONS). */
   watchdogComputrons?: number;
   /**
-   * The firmware the factory flashes and the host serves: `moddable` runs platform/moddable over the
-   * emulated Moddable SDK (firmware/sim/, docs/moddable-emulation.md), `xs-host` the older in-XS
-   * platform (default DEFAULT_PLATFORM).
+   * Collect garbage before every command, so that the engine's slot count at a command's end
+   * (meterUsage.currentHeapCount) bounds the slots live during it (meter.slotPeak; the firmware
+   * bench). Costs a collection per command.
    */
-  platform?: VirtualPlatform;
+  slotMeter?: boolean;
 }
 
 /**
@@ -92,6 +92,8 @@ const WATCHDOG_MAX_RESETS = 5;
 /** How long typeLine waits for a console command's OK/ERR line. */
 const TYPE_LINE_TIMEOUT_MS = 30_000;
 const WATCHDOG_WINDOW_MS = 60_000;
+/** How long a started board waits for its Ethernet listener (the link and DHCP are immediate here). */
+const ETHERNET_UP_MS = 5_000;
 
 /** What a board's MQTT sessions go through: host-side clients to the bench's broker. */
 export interface MqttBridge {
@@ -104,6 +106,12 @@ export interface MeterTotals {
   compute: number;
   allocate: number;
   commands: number;
+  /** With slotMeter: live slots after the first collection of the measurement. */
+  slotsAtStart: number;
+  /** With slotMeter: the most slots live between commands (after a collection): a lower bound of the peak. */
+  slotLive: number;
+  /** With slotMeter: the largest slot count at a command's end (live at its start + all it allocated, garbage included): an upper bound. */
+  slotPeak: number;
 }
 
 export class XsBoard {
@@ -114,11 +122,9 @@ export class XsBoard {
   readonly urls: Partial<Record<Iface, string>> = {};
   clockSynchronized: boolean;
   clockOffsetMs = 0;
-  private softApState: { ssid: string; password: string; txPowerDbm: number } | null = null;
 
   /** The SoftAP on the air now (its SSID, passphrase and TX power), or null. */
   get softAp(): { ssid: string; password: string; txPowerDbm: number } | null {
-    if (!this.sim) return this.softApState;
     const ap = this.sim.radio.ap;
     return ap?.inAir ? { ssid: ap.ssid, password: ap.password ?? '', txPowerDbm: this.sim.radio.txPowerDbm } : null;
   }
@@ -127,7 +133,7 @@ export class XsBoard {
    * Since the last resetMeter() (start() resets it just before booting): XS computrons summed over
    * every command, and the growth of the engine's heap (meterUsage.allocate) over its size then.
    */
-  meter: MeterTotals = { compute: 0, allocate: 0, commands: 0 };
+  meter: MeterTotals = { compute: 0, allocate: 0, commands: 0, slotsAtStart: -1, slotLive: 0, slotPeak: 0 };
   private baselineAllocate = 0;
   private lastAllocate = 0;
   private worker!: XsWorker;
@@ -140,9 +146,6 @@ export class XsBoard {
   private identityNow: DeviceIdentity;
   /** Set while the ROM, the bootloader and the app's start run: those handle their own faults. */
   private starting = false;
-  private readonly http: HttpBridge;
-  private readonly servers: Server[] = [];
-  private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly fuseKey: Buffer;
   private closed = false;
   /** Set while a watchdog reset is under way; `down` once the board gave up (a boot loop). */
@@ -150,14 +153,11 @@ export class XsBoard {
   private down = false;
   private readonly watchdogResets: number[] = [];
   private readonly inFlight = new Set<Promise<unknown>>();
-  private stationMac: string;
-  private stationTxDbm = 20;
-  /** The emulated Moddable SDK's host side (platform moddable). */
-  private readonly sim: SimHost | undefined;
+  /** The emulated Moddable SDK's host side: sockets, timers, radios, natives (firmware/sim/host). */
+  private readonly sim: SimHost;
   private lastRestartReason: string | undefined;
   private bootAbort: ((err: Error) => void) | undefined;
   private bootWaiter: ((outcome: { ok: true; value: unknown } | { ok: false; error: string }) => void) | undefined;
-  private association: { bssid: string } | null = null;
   position: Position;
 
   private constructor(private readonly o: XsBoardOptions) {
@@ -167,22 +167,9 @@ export class XsBoard {
     if (this.fuseKey.length !== 32) throw new Error('fuseKeyHex must be 32 bytes of hex');
     mkdirSync(o.flashDir, { recursive: true });
     this.flash = new FlashFolder(o.flashDir, o.flash);
-    this.stationMac = o.identity.wifiMac;
     this.position = o.position ?? { x: 0, y: 0 };
-    // On the SoftAP listener the sender is the one associated station (spec 2.5: one at a time).
-    this.http = new HttpBridge(
-      (command) => this.send(command),
-      (iface) => (iface === 'softap' ? (o.air?.stationOf(bssidOf(o.identity.wifiMac)) ?? undefined) : undefined),
-      { ...DEFAULT_INBOUND_LIMITS, ...o.httpLimits },
-      () => !this.restarting && !this.down && !this.closed,
-      (what) => this.hostLine(`request failed: ${what}`),
-    );
     this.clockSynchronized = o.clockSynchronized ?? true;
-    if ((o.platform ?? DEFAULT_PLATFORM) === 'moddable') this.sim = this.simHost();
-  }
-
-  get platform(): VirtualPlatform {
-    return this.sim ? 'moddable' : 'xs-host';
+    this.sim = this.simHost();
   }
 
   private simHost(): SimHost {
@@ -226,6 +213,9 @@ export class XsBoard {
         if (!iface) return;
         const key: Iface = iface === 'ap' ? 'softap' : iface;
         this.urls[key] = url;
+        // Port 80 is a loopback listener on another port here: said on the console before the
+        // firmware's own "listening on <address>:80" line, for a console reader (harness/serial-board.ts).
+        this.hostLine(`${key}: listening on ${url.replace(/^http:\/\//, '')}`);
       },
     });
   }
@@ -236,11 +226,7 @@ export class XsBoard {
    * so that a client can tell a restart from a dead board (docs/board-http-limits.md).
    */
   private refuse(socket: NetSocket): void {
-    if (this.restarting || this.starting || this.down) {
-      const body = JSON.stringify({ error: 'board_restarting', message: 'The board is restarting; try again shortly' });
-      socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n${body}`);
-      return;
-    }
+    if (this.restarting || this.starting || this.down) return answerRestarting(socket);
     socket.destroy();
   }
 
@@ -264,7 +250,7 @@ export class XsBoard {
   private async powerOn(reset: ResetReason): Promise<void> {
     this.spi = FlashImage.open(this.o.flashImage ?? `${this.o.flashDir}.bin`, this.o.flashSizeBytes ?? DEFAULT_FLASH_BYTES);
     if (this.spi.created) {
-      flashFactoryImages(this.spi, { chip: this.chip, table: productPartitions(), app: await firmwareImage(this.o.identity.firmwareVersion, { chip: this.chip, platform: this.platform }) });
+      flashFactoryImages(this.spi, { chip: this.chip, table: productPartitions(), app: await firmwareImage(this.o.identity.firmwareVersion, { chip: this.chip }) });
     }
     await this.runFromFlash(reset);
   }
@@ -325,7 +311,7 @@ export class XsBoard {
 
   /** A fresh engine with the firmware loaded: its RAM is new, the flash and listeners are kept. */
   private async startEngine(bundle: string): Promise<void> {
-    this.sim?.engineStopped();
+    this.sim.engineStopped();
     this.worker = await XsWorker.start({
       name: this.o.identity.uuid,
       meteringLimit: this.o.watchdogComputrons ?? WATCHDOG_COMPUTRONS,
@@ -333,7 +319,7 @@ export class XsBoard {
       onOutput: (line) => this.consoleLines.push(`XS ${line}`),
       onExit: (err) => void (this.starting ? undefined : this.watchdogReset(err.message)),
     });
-    this.sim?.engineStarted();
+    this.sim.engineStarted();
     this.account((await this.worker.evaluate(bundle)).meterUsage);
   }
 
@@ -352,11 +338,9 @@ export class XsBoard {
     if (this.bootWaiter) abort?.(new Error(`the engine died while booting: ${cause}`));
     this.hostLine(`firmware fault (${cause}): watchdog reset`);
     this.restarting = (async () => {
-      this.powerOffRadios();
-      for (const t of this.timers.values()) clearTimeout(t);
-      this.timers.clear();
-      this.http.abortOutbound();
-      this.sim?.engineStopped();
+      // The radios go quiet with the engine. A request in flight has no answer from the dead
+      // engine: the stand-in answers it as it answers new ones.
+      this.sim.engineStopped(answerRestarting);
       this.otaUpdate = null;
       if (this.tooManyResets()) return;
       await this.worker.close();
@@ -390,15 +374,6 @@ export class XsBoard {
     this.o.onConsoleLine?.(line);
   }
 
-  private powerOffRadios(): void {
-    if (this.softApState) this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
-    this.softApState = null;
-    if (this.association) this.o.air?.disconnect(this.association.bssid, this.stationMac);
-    this.association = null;
-    this.stationMac = this.o.identity.wifiMac;
-    this.stationTxDbm = 20;
-  }
-
   /**
    * Boots the firmware (start() does it unless deferBoot); the meter restarts just before. When the
    * engine dies during the boot, the watchdog resets the board and this resolves with the boot of
@@ -407,12 +382,9 @@ export class XsBoard {
   async boot(): Promise<unknown> {
     this.resetMeter();
     try {
-      if (this.sim) {
-        this.bootResult = await this.bootModdable();
-        await this.quiet();
-      } else {
-        this.bootResult = await this.send({ type: 'boot', identity: this.identityNow, settings: this.o.settings ?? {}, adminPassword: this.o.adminPassword });
-      }
+      this.bootResult = await this.bootModdable();
+      await this.quiet();
+      if (await this.ethernetListening()) await this.quiet(); // the command that bound it also logs it
     } catch (err) {
       if (!this.restarting) throw err;
       await this.restarting;
@@ -447,7 +419,7 @@ export class XsBoard {
    */
   private buildConfig(): Record<string, unknown> {
     const id = this.o.identity;
-    return { role: id.role, hardware_class: id.hardwareClass, product_hex: id.productHex, uuid: id.uuid, build: id.build, crypto: 'psa', ethernet: id.role === 'controller' && !!id.ethernetMac, display: true };
+    return { role: id.role, hardware_class: id.hardwareClass, product_hex: id.productHex, uuid: id.uuid, build: id.build, crypto: 'psa', ethernet: id.role === 'controller' && !!id.ethernetMac, display: true, http: this.o.httpLimits ?? {} };
   }
 
   /**
@@ -460,6 +432,29 @@ export class XsBoard {
       if (this.inFlight.size === 0) return;
       await this.idle();
     }
+  }
+
+  /**
+   * A controller's boot may end before its Ethernet link is up (a configured board does not scan):
+   * waits, at most ETHERNET_UP_MS, until its listener is bound, so that a started or reset board
+   * answers on Ethernet as a board that finished its start does. True when it had to wait.
+   */
+  private async ethernetListening(): Promise<boolean> {
+    if (!this.buildConfig().ethernet) return false;
+    const address = this.hostOf('ethernet');
+    if (this.sim.tcp.listening(address)) return false;
+    const until = Date.now() + ETHERNET_UP_MS;
+    while (!this.sim.tcp.listening(address) && Date.now() < until && !this.closed) await new Promise((r) => setTimeout(r, 5));
+    return true;
+  }
+
+  /** Whether the firmware listens on the interface now (the SoftAP's listener exists only while the SoftAP is up). */
+  listening(iface: Iface): boolean {
+    return this.sim.tcp.listening(this.hostOf(iface));
+  }
+
+  private hostOf(iface: Iface): string {
+    return this.o.hosts?.[iface] ?? DEFAULT_HOSTS[iface];
   }
 
   /** The image running now: its slot and esp_app_desc_t. */
@@ -486,6 +481,7 @@ export class XsBoard {
   /** Sends a command into the firmware and returns its answer (throws what the firmware threw). */
   async send(command: Record<string, unknown>, payload?: Uint8Array): Promise<any> {
     if (this.closed) throw new Error(`board ${this.o.identity.uuid} is closed`);
+    if (this.o.slotMeter) await this.collectGarbage();
     const pending = this.worker.issueCommand(encodeFrame(command, payload));
     this.inFlight.add(pending);
     let result: Awaited<typeof pending>;
@@ -508,7 +504,7 @@ export class XsBoard {
     const find = () => this.consoleLines.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR '));
     // On platform/moddable a command may answer after later events (its UART output, the network).
     const until = Date.now() + TYPE_LINE_TIMEOUT_MS;
-    while (!find() && this.sim && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    while (!find() && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
     const answer = find();
     if (!answer) throw new Error(`no answer to ${JSON.stringify(line)}`);
     return answer;
@@ -524,26 +520,37 @@ export class XsBoard {
 
   /** Starts a new measurement: compute summed, allocate as growth over the heap size now. */
   resetMeter(): void {
-    this.meter = { compute: 0, allocate: 0, commands: 0 };
+    this.meter = { compute: 0, allocate: 0, commands: 0, slotsAtStart: -1, slotLive: 0, slotPeak: 0 };
     this.baselineAllocate = this.lastAllocate;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // Power off: the radios go quiet with the board.
-    this.powerOffRadios();
     await this.restarting;
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.http.abortAll();
-    await this.sim?.close();
-    await Promise.all(this.servers.map((s) => new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())))));
+    // Power off: the radios, timers and connections end with the engine.
+    await this.sim.close();
     await this.worker?.close();
     this.flash.closeAll();
     this.spi?.close();
   }
 
+  /** gc() in the engine: afterwards currentHeapCount is the live slots (not metered as a command). */
+  private async collectGarbage(): Promise<void> {
+    const { meterUsage } = await this.worker.evaluate('gc()');
+    this.lastAllocate = meterUsage.allocate;
+    if (this.meter.slotsAtStart < 0) this.meter.slotsAtStart = meterUsage.currentHeapCount;
+    this.meter.slotLive = Math.max(this.meter.slotLive, meterUsage.currentHeapCount);
+  }
+
+  /** Live slots after a collection (the firmware bench's resident figure). */
+  async liveSlots(): Promise<number> {
+    await this.idle();
+    return (await this.worker.evaluate('gc()')).meterUsage.currentHeapCount;
+  }
+
   private account(m: MeterUsage): void {
+    this.meter.slotPeak = Math.max(this.meter.slotPeak, m.currentHeapCount);
     this.lastAllocate = m.allocate;
     this.meter.compute += m.compute;
     this.meter.allocate = Math.max(this.meter.allocate, m.allocate - this.baselineAllocate);
@@ -567,113 +574,9 @@ export class XsBoard {
   }
 
   private async hostOp(c: Record<string, any>, payload: Uint8Array): Promise<{ value?: unknown; payload?: Uint8Array } | void> {
-    if (this.sim) {
-      const answer = await this.sim.op(c, payload);
-      if (answer === null) throw new Error(`unknown host call ${c.op}`);
-      return answer;
-    }
-    const fsOut = this.flash.op(c, payload);
-    if (fsOut !== undefined) return fsOut;
-    const httpOut = await this.http.op(c, payload);
-    if (httpOut !== undefined) return httpOut;
-    switch (c.op) {
-      case 'clock.now':
-        return { value: Date.now() + this.clockOffsetMs };
-      case 'clock.synchronized':
-        return { value: this.clockSynchronized };
-      case 'timer.set': {
-        const t = setTimeout(() => {
-          this.timers.delete(c.id);
-          if (!this.closed) this.send({ type: 'timer', id: c.id }).catch((err) => this.consoleLines.push(`HOST timer ${c.id} failed: ${err.message}`));
-        }, c.delayMs);
-        this.timers.set(c.id, t);
-        return;
-      }
-      case 'timer.clear':
-        clearTimeout(this.timers.get(c.id));
-        this.timers.delete(c.id);
-        return;
-      case 'fuse.hmac':
-        return { payload: createHmac('sha256', this.fuseKey).update(payload).digest() };
-      case 'random':
-        return { payload: randomBytes(c.n) };
-      case 'net.listen':
-        await this.listen(c.iface as Iface);
-        return;
-      case 'radio.bssid':
-        return { value: bssidOf(this.o.identity.wifiMac) };
-      case 'radio.softap.start':
-        this.softApState = { ssid: c.ssid, password: c.password, txPowerDbm: c.txPowerDbm };
-        this.o.air?.start({
-          ssid: c.ssid,
-          bssid: bssidOf(this.o.identity.wifiMac),
-          password: c.password,
-          auth: c.auth,
-          txPowerDbm: c.txPowerDbm,
-          maxStations: c.maxStations,
-          channel: 6,
-          position: () => this.position,
-          gatewayUrl: () => this.urls.softap,
-          associate: async (mac) => void (await this.send({ type: 'associated', mac })),
-        });
-        return;
-      case 'radio.softap.stop':
-        this.softApState = null;
-        this.o.air?.stop(bssidOf(this.o.identity.wifiMac));
-        return;
-      case 'radio.scan':
-        return { value: this.o.air?.scan(this.station()) ?? [] };
-      case 'radio.connect': {
-        if (!this.o.air) throw new Error(`no AP ${c.ssid} in range`);
-        const joined = await this.o.air.connect({ ssid: c.ssid, password: c.password, bssid: c.bssid, station: this.station() });
-        this.association = { bssid: joined.bssid };
-        return { value: { gatewayUrl: joined.gatewayUrl } };
-      }
-      case 'radio.station.mac':
-        this.stationMac = c.mac;
-        return;
-      case 'radio.disconnect':
-        if (this.association) this.o.air?.disconnect(this.association.bssid, this.stationMac);
-        this.association = null;
-        return;
-      case 'radio.txpower':
-        this.stationTxDbm = c.dbm;
-        return;
-      case 'display.show':
-        this.displayHistory.push(c.lines);
-        return;
-      case 'eventlog.append':
-        this.events.push({ level: c.level, source: c.source, message: c.message });
-        return;
-      case 'console.write':
-        this.consoleLines.push(c.line);
-        this.o.onConsoleLine?.(c.line);
-        return;
-      case 'system.reboot':
-        this.reboots.push(c.reason);
-        if (this.o.onReboot) setImmediate(() => this.o.onReboot?.(c.reason));
-        return;
-      case 'ota.begin':
-      case 'ota.write':
-      case 'ota.finish':
-      case 'ota.abort':
-      case 'ota.running':
-      case 'ota.lastInvalid':
-      case 'ota.markValid':
-        return this.otaOp(c.op, c, payload);
-      case 'mqtt.connect':
-        if (!this.o.mqtt) throw new Error('no MQTT broker is attached to this board');
-        if (!this.association && !this.o.identity.ethernetMac) throw new Error('no network: the station is not associated');
-        return { value: await this.o.mqtt.connect({ host: c.host, port: c.port, clientId: c.clientId, username: c.username, password: c.password, ca: c.ca }) };
-      case 'mqtt.publish':
-        if (!this.o.mqtt) throw new Error('no MQTT');
-        await this.o.mqtt.publish(c.id, c.topic, payload);
-        return;
-      case 'mqtt.close':
-        await this.o.mqtt?.close(c.id);
-        return;
-    }
-    throw new Error(`unknown host call ${c.op}`);
+    const answer = await this.sim.op(c, payload);
+    if (answer === null) throw new Error(`unknown host call ${c.op}`);
+    return answer;
   }
 
   /** esp_ota_ops on this board's flash (ota-slots.ts); a power cut stops OTA writes as it stops the file system. */
@@ -711,34 +614,12 @@ export class XsBoard {
         return { value: ota.markValid() };
     }
   }
+}
 
-  private station(): { mac: string; position: Position; txPowerDbm: number } {
-    return { mac: this.stationMac, position: this.position, txPowerDbm: this.stationTxDbm };
-  }
-
-  private async listen(iface: Iface): Promise<void> {
-    // After a watchdog reset the interface keeps its address, as a board keeps its IP and port 80.
-    if (this.urls[iface]) return;
-    const host = this.o.hosts?.[iface] ?? DEFAULT_HOSTS[iface];
-    const l = this.http.limits;
-    const server = createServer(
-      { maxHeaderSize: l.maxHeaderBytes, headersTimeout: l.headersTimeoutMs, requestTimeout: l.bodyTimeoutMs + l.headersTimeoutMs, keepAliveTimeout: 5000 },
-      (req, res) => this.http.serve(iface, req, res),
-    );
-    server.timeout = l.idleTimeoutMs;
-    server.on('checkContinue', (req, res) => this.http.serve(iface, req, res));
-    server.on('checkExpectation', (req, res) => {
-      answerError(res, 417, 'expectation_failed', `Only "Expect: 100-continue" is understood, not ${JSON.stringify(req.headers.expect)}`);
-      req.resume();
-    });
-    server.on('clientError', answerClientError);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, host, () => resolve());
-    });
-    this.servers.push(server);
-    this.urls[iface] = `http://${host}:${(server.address() as AddressInfo).port}`;
-  }
+/** The bench's stand-in while a board restarts: 503 board_restarting with Retry-After, then FIN. */
+function answerRestarting(socket: NetSocket): void {
+  const body = JSON.stringify({ error: 'board_restarting', message: 'The board is restarting; try again shortly' });
+  socket.end(`HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n${body}`);
 }
 
 /** Where each interface listens unless told otherwise: one loopback address per interface. */

@@ -89,8 +89,7 @@ describe('a controller in XS', () => {
     expect(board.bootResult).toMatchObject({ role: 'controller', provisioning: { kind: 'no_ap' } });
     expect(board.urls.ethernet).toMatch(/^http:\/\/127\.0\.0\.2:\d+$/);
     // platform/moddable binds the SoftAP listener only while the SoftAP is up (it has no address before).
-    if (board.platform === 'moddable') expect(board.urls.softap).toBeUndefined();
-    else expect(board.urls.softap).toMatch(/^http:\/\/127\.0\.0\.3:\d+$/);
+    expect(board.urls.softap).toBeUndefined();
     expect(board.consoleLines.some((l) => l.startsWith('LOG INFO boot: controller ctl-xs-0001'))).toBe(true);
   });
 
@@ -109,12 +108,10 @@ describe('a controller in XS', () => {
     expect(readFileSync(join(dir, 'flash-a', 'backup.etag'), 'utf8')).toBe(etag);
   });
 
-  it('refuses a provisioning-token header on the Ethernet listener (403) and accepts the interface split as real', async () => {
+  it('refuses a provisioning-token header on the Ethernet listener (403); no SoftAP listener while provisioning mode is off', async () => {
     const r = await http(board, 'GET', '/api/controllers', { headers: { 'provisioning-token': 'x'.repeat(32) } });
     expect(r.status).toBe(403);
-    if (board.platform === 'moddable') return; // no SoftAP listener while provisioning mode is off (xs-provisioning.test.ts covers it)
-    const viaSoftAp = await http(board, 'GET', '/api/controllers', { iface: 'softap', headers: { 'provisioning-token': 'x'.repeat(32) } });
-    expect(viaSoftAp.status).toBe(409); // SoftAP, but provisioning mode is off
+    expect(board.listening('softap')).toBe(false); // the SoftAP side: xs-provisioning.test.ts
   });
 
   it('answers 409 for cloud backup before the cloud is configured, 503 while the clock is unsynchronized', async () => {
@@ -122,16 +119,16 @@ describe('a controller in XS', () => {
     await enrollFromConsole(board);
     // A board whose SNTP server does not answer: its clock stays unsynchronized (platform/moddable's
     // clock, once set by SNTP, stays set; so this is a second board that never reached its server).
-    const unsynced = board.platform === 'moddable' ? await startBoard({ flash: join(dir, 'flash-unsynced'), id: { ...identity, uuid: 'ctl-xs-0009' }, synced: false }) : board;
+    const unsynced = await startBoard({ flash: join(dir, 'flash-unsynced'), id: { ...identity, uuid: 'ctl-xs-0009' }, synced: false });
     try {
-      if (unsynced !== board) await enrollFromConsole(unsynced);
+      await enrollFromConsole(unsynced);
       unsynced.clockSynchronized = false;
-      const r = await http(unsynced, 'POST', '/api/cloud-backup', { headers: unsynced === board ? visual : await loginTo(unsynced) });
+      const r = await http(unsynced, 'POST', '/api/cloud-backup', { headers: await loginTo(unsynced) });
       expect(r.status).toBe(503);
       expect(r.json.error).toBe('clock_not_synchronized');
       unsynced.clockSynchronized = true;
     } finally {
-      if (unsynced !== board) await unsynced.close();
+      await unsynced.close();
     }
   });
 

@@ -4,7 +4,11 @@
 // The ESP32 budget is about 79 KB of chunk heap and 79 KB of slot heap; growth must stay well inside
 // it and must not grow with the backup's size. xsnap starts XS with a 32 MiB chunk heap, so allocate
 // stays flat for small work; each line therefore also gives chunk_peak_kb<=N, the smallest free chunk
-// heap the case ran in without the engine growing its heap (heap-probe.ts). Figures, not assertions.
+// heap the case ran in without the engine growing its heap (heap-probe.ts), and slots=+L..+U above
+// the slots live when the case started: L the most live between commands, U the most in use at a
+// command's end with its garbage (the board collects garbage before every command:
+// XsBoardOptions.slotMeter); the live peak lies between. Against the esp32s3 creation's 4,928
+// slots. Figures, not assertions.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +17,7 @@ import { startCloudServer } from '../../cloud/server.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import { VirtualAir } from '../../firmware/host/air.ts';
 import { XsBoard, type MeterTotals } from '../../firmware/host/xs-board.ts';
+import { XsWorker } from '../../firmware/xs/worker.ts';
 import { backupOfSize } from './firmware-bench-lib.ts';
 import { HEADROOMS_KB, leaveHeadroom, smallestFit, type ProbeCase } from './heap-probe.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
@@ -20,6 +25,8 @@ import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 
 const PASSWORD = 'bench-admin-password';
 const ESP32_HEAP_BYTES = 79 * 1024;
+/** Moddable's esp32s3 creation: 4,928 slots of 16 bytes (docs/firmware-bench.md). */
+const ESP32S3_SLOTS = 4928;
 
 function identity(n: number): DeviceIdentity {
   const h = n.toString(16).padStart(4, '0').toUpperCase();
@@ -42,7 +49,17 @@ async function measure(board: XsBoard, work: () => Promise<unknown>): Promise<Me
 }
 
 function line(name: string, m: MeterTotals, peakKb: number | null): string {
-  return `case ${name} compute=${m.compute} heap_growth_bytes=${m.allocate} chunk_peak_kb<=${peakKb ?? `>${HEADROOMS_KB[HEADROOMS_KB.length - 1]}`}`;
+  return `case ${name} compute=${m.compute} heap_growth_bytes=${m.allocate} chunk_peak_kb<=${peakKb ?? `>${HEADROOMS_KB[HEADROOMS_KB.length - 1]}`} slots=+${m.slotLive - m.slotsAtStart}..+${m.slotPeak - m.slotsAtStart}`;
+}
+
+/** Live slots of an engine that has loaded nothing: XS's own built-ins, in ROM on a device. */
+async function emptyEngineSlots(): Promise<number> {
+  const w = await XsWorker.start({ name: 'slot-baseline' });
+  try {
+    return (await w.evaluate('gc()')).meterUsage.currentHeapCount;
+  } finally {
+    await w.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -51,8 +68,8 @@ async function main(): Promise<void> {
   const cloud = await startCloudServer(loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: ':memory:', JWT_SECRET: 'bench-secret-0123456789' }), { store, sink: () => undefined });
   const air = new VirtualAir();
   const boards: XsBoard[] = [];
-  const start = async (n: number, settings = {}) => {
-    const b = await XsBoard.start({ identity: identity(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air, settings });
+  const start = async (n: number, settings = {}, deferBoot = false) => {
+    const b = await XsBoard.start({ identity: identity(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air, settings, slotMeter: true, deferBoot });
     boards.push(b);
     return b;
   };
@@ -69,7 +86,15 @@ async function main(): Promise<void> {
     report(name, m, await smallestFit(board, HEADROOMS_KB, c));
   };
   try {
-    const board = await start(1);
+    process.stdout.write('platform/moddable on the emulated Moddable SDK (docs/moddable-emulation.md)\n');
+    // Slots: XS's built-ins and the loaded modules are in flash on a device (preloaded); what the
+    // boot creates is in the slot heap.
+    const board = await start(1, {}, true);
+    const empty = await emptyEngineSlots();
+    const loaded = await board.liveSlots();
+    await board.boot();
+    const booted = await board.liveSlots();
+    process.stdout.write(`slots live: empty engine ${empty}, modules loaded ${loaded} (+${loaded - empty}), booted ${booted} (the boot's +${booted - loaded}); esp32s3 budget ${ESP32S3_SLOTS}\n`);
     const auth = { 'visual-token': (await http(board, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token };
     const pem = JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem;
     const { mintToken } = await import('../../cloud/auth/jwt.ts');
@@ -145,6 +170,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${kind}: heap growth 64k=${a} 512k=${b}; chunk peak 64k<=${peakOf(`${kind}_64k`)} KB, 512k<=${peakOf(`${kind}_512k`)} KB\n`);
   }
   process.stdout.write(`largest heap growth: ${Math.max(...lines.map((l) => Number(/heap_growth_bytes=(\d+)/.exec(l)?.[1] ?? 0)))} bytes (ESP32 budget about ${ESP32_HEAP_BYTES} + ${ESP32_HEAP_BYTES})\n`);
+  const most = (at: 1 | 2) => Math.max(...lines.map((l) => Number(/slots=\+(\d+)\.\.\+(\d+)/.exec(l)?.[at] ?? 0)));
+  process.stdout.write(`largest slot use above the case's start: live between commands +${most(1)}, with a command's garbage +${most(2)} (esp32s3 budget ${ESP32S3_SLOTS} slots)\n`);
 }
 
 await main();

@@ -2,7 +2,10 @@
 // route (with and without a valid visual-token), malformed paths, headers and bodies, and malformed
 // HTTP on raw sockets. What must hold: no 5xx but the documented ones, every error a JSON error,
 // nothing stored lost or changed (a canary backup and canary records), both interfaces answering at
-// the end. The same seed gives the same requests.
+// the end. The same seed gives the same requests. The SoftAP (and its listener) is up only in
+// provisioning mode, which the fuzz itself may turn off (DELETE /api/provisioning): a SoftAP request
+// finds it up again, and one the board could not take because another request took the SoftAP down
+// meanwhile is counted as softap_down, not as a failure.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +19,12 @@ export interface DeviceFuzzTarget {
   urls: { ethernet: string; softap: string };
   /** A valid visual-token: the fuzz must not be able to log itself out of checking the canary. */
   visualToken: string;
+  /**
+   * Whether the SoftAP's listener is up, how many times provisioning mode (and with it the SoftAP)
+   * went on or off, how to bring it up, and how to wait until the board has finished what it is
+   * doing (a SoftAP going down closes its connections before it logs so).
+   */
+  softAp?: { up: () => boolean; changes: () => number; raise: () => Promise<void>; settle: () => Promise<void> };
 }
 
 export interface FuzzReport {
@@ -223,7 +232,13 @@ export async function runDeviceFuzz(t: DeviceFuzzTarget, o: { requests: number; 
       const p = planned[next++]!;
       const base = t.urls[p.iface];
       const what = `request ${next} (seed ${o.seed}) ${p.iface} ${p.describe}`;
+      const changes = () => t.softAp?.changes() ?? 0;
+      let changesBefore = changes();
+      // The SoftAP went down during the exchange (and may be up again).
+      const softApDown = () => p.iface === 'softap' && t.softAp !== undefined && (!t.softAp.up() || changes() !== changesBefore);
       try {
+        if (p.iface === 'softap' && t.softAp && !t.softAp.up()) await t.softAp.raise();
+        changesBefore = changes();
         const { hostname, port } = new URL(base);
         // Without FIN, a request that waits for more (a body cut short) is given up after a second, as
         // an impatient client would. Node drops the answer to a whole request followed by FIN (it
@@ -235,17 +250,26 @@ export async function runDeviceFuzz(t: DeviceFuzzTarget, o: { requests: number; 
           timeoutMs: p.raw && !p.end ? 1000 : 20_000,
         });
         const res = result.responses[0];
+        if (!res && p.iface === 'softap') await t.softAp?.settle();
+        if (!res && softApDown()) {
+          count('softap_down');
+          o.onProgress?.(++done);
+          continue;
+        }
         count(res ? String(res.status) : 'closed');
         const problem = res && answerProblem(res, p.raw ? 'GET' : p.method);
         if (problem && failures.length < 20) failures.push(`${what}: ${problem}`);
         if (!res && !p.raw && failures.length < 20) failures.push(`${what}: no answer${result.timedOut ? ' within 20 s' : ''}`);
       } catch (err) {
-        if (failures.length < 20) failures.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+        if (p.iface === 'softap') await t.softAp?.settle();
+        if (softApDown()) count('softap_down');
+        else if (failures.length < 20) failures.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
       }
       o.onProgress?.(++done);
     }
   };
   await Promise.all(Array.from({ length: o.concurrency ?? 4 }, worker));
+  if (t.softAp && !t.softAp.up()) await t.softAp.raise();
   for (const iface of ['ethernet', 'softap'] as const) {
     const r = await fetch(`${t.urls[iface]}/backup`, { headers: { 'visual-token': t.visualToken } }).catch(() => null);
     if (r?.status !== 200) failures.push(`after the fuzz, ${iface} does not answer GET /backup with 200 (${r?.status ?? 'no answer'})`);
@@ -253,6 +277,11 @@ export async function runDeviceFuzz(t: DeviceFuzzTarget, o: { requests: number; 
   const after = await readCanary(t);
   if (after !== before) failures.push(`the canary changed (seed ${o.seed}):\nbefore ${before.slice(0, 300)}\nafter  ${after.slice(0, 300)}`);
   return { seed: o.seed, requests: o.requests, byStatus, failures, seconds: (Date.now() - started) / 1000 };
+}
+
+/** How many times provisioning mode went on or off (core/provisioning/mode.ts logs each). */
+function modeChanges(board: XsBoard): number {
+  return board.events.filter((e) => e.source === 'provisioning' && /^provisioning mode (on|off)\b/.test(e.message)).length;
 }
 
 /** A controller in XS with a flash of its own, logged in, its canary stored: what `npm run fuzz` and the test use. */
@@ -272,7 +301,13 @@ export async function startFuzzBoard(): Promise<{ board: XsBoard; target: Device
   const board = await XsBoard.start({ identity, fuseKeyHex: 'f1'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: password });
   const login = await fetch(`${board.urls.ethernet}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password }) });
   const token = ((await login.json()) as { token: string }).token;
-  const target: DeviceFuzzTarget = { urls: { ethernet: board.urls.ethernet!, softap: board.urls.softap! }, visualToken: token };
+  const raise = async () => {
+    const r = await fetch(`${board.urls.ethernet}/api/provisioning`, { method: 'PUT', headers: { 'visual-token': token } });
+    if (r.status !== 200) throw new Error(`provisioning mode (the SoftAP): ${r.status} ${await r.text()}`);
+    for (let i = 0; i < 500 && !board.listening('softap'); i++) await new Promise((res) => setTimeout(res, 10));
+  };
+  await raise();
+  const target: DeviceFuzzTarget = { urls: { ethernet: board.urls.ethernet!, softap: board.urls.softap! }, visualToken: token, softAp: { up: () => board.listening('softap'), changes: () => modeChanges(board), raise, settle: () => board.idle() } };
   await seedCanary(target);
   return {
     board,

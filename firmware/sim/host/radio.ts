@@ -89,7 +89,7 @@ export class SimRadio {
     if (!ap) throw new Error('ESP_ERR_WIFI_MODE: the SoftAP is not started');
     if (!ap.password) throw new Error('ESP_ERR_WIFI_PASSWORD: an open AP cannot be WPA2');
     ap.wpa2 = true;
-    // The platform sets the TX power in the same turn: the AP goes on the air after it.
+    // On the air once this call has returned; a TX power set afterwards applies to it (setTxPower).
     setImmediate(() => {
       if (this.ap !== ap || ap.inAir || !this.o.air) return;
       ap.inAir = true;
@@ -128,6 +128,8 @@ export class SimRadio {
 
   setTxPower(quarterDbm: number): boolean {
     this.txPowerDbm = quarterDbm / 4;
+    // The AP may be on the air already (wpa2Only put it there at the power it had then).
+    if (this.ap?.inAir) this.o.air?.setTxPower(this.bssid, this.txPowerDbm);
     return this.mode !== 0;
   }
 

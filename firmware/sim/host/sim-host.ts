@@ -113,12 +113,15 @@ export class SimHost {
     this.bootedAt = performance.now();
   }
 
-  /** The engine stops (reset, power off): timers, connections, PSA operations and radios end with it. */
-  engineStopped(): void {
+  /**
+   * The engine stops (reset, power off): timers, connections, PSA operations and radios end with it.
+   * `unanswered` takes the inbound connections that have no answer yet (SimTcp.resetAll).
+   */
+  engineStopped(unanswered?: (socket: NetSocket) => void): void {
     this.alive = false;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
-    this.tcp.resetAll();
+    this.tcp.resetAll(unanswered);
     this.radio.powerOff();
     this.psa.clear();
     for (const session of this.mqtt.values()) void this.b.mqttClose(session).catch(() => undefined);

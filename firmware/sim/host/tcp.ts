@@ -34,6 +34,10 @@ interface Conn {
   writablePending: boolean;
   peerEnded: boolean;
   gone: boolean;
+  /** Accepted from a listener (not one the firmware opened). */
+  inbound: boolean;
+  /** The firmware has written to it (an answer has begun). */
+  wrote: boolean;
 }
 
 interface Bound {
@@ -81,6 +85,11 @@ export class SimTcp {
     this.o.onBound?.(address, b.port);
   }
 
+  /** Whether the firmware has a listener on `address` now. */
+  listening(address: string): boolean {
+    return (this.bound.get(address)?.listener ?? null) !== null;
+  }
+
   unlisten(id: number): void {
     const address = this.listenerAddress.get(id);
     this.listenerAddress.delete(id);
@@ -97,7 +106,7 @@ export class SimTcp {
     const net = b?.backlog.shift();
     if (!net) return null;
     const id = this.nextAccepted++;
-    this.attach(id, net);
+    this.attach(id, net).inbound = true;
     return { id, free: TCP_SND_BUF };
   }
 
@@ -139,6 +148,7 @@ export class SimTcp {
     if (!c || c.gone) throw new Error('write on closed socket');
     if (bytes.length > TCP_SND_BUF - c.unacked) throw new Error("can't write all data");
     c.unacked += bytes.length;
+    c.wrote = true;
     c.net.write(bytes, () => {
       c.unacked -= bytes.length;
       this.reportWritable(c);
@@ -158,16 +168,21 @@ export class SimTcp {
     c.net.end();
   }
 
-  /** The engine stopped (a reset, power off): every connection is cut, listeners forget the firmware. */
-  resetAll(): void {
+  /**
+   * The engine stopped (a reset, power off): every connection is cut, listeners forget the firmware.
+   * `unanswered`, when given, takes the accepted and queued connections that have no answer yet
+   * (the bench's stand-in answers them while the board restarts); the others are cut.
+   */
+  resetAll(unanswered?: (socket: NetSocket) => void): void {
     for (const c of this.conns.values()) {
       c.gone = true;
-      c.net.destroy();
+      if (unanswered && c.inbound && !c.wrote && !c.net.destroyed) unanswered(c.net);
+      else c.net.destroy();
     }
     this.conns.clear();
     for (const b of this.bound.values()) {
       b.listener = null;
-      for (const s of b.backlog) s.destroy();
+      for (const s of b.backlog) (unanswered ?? ((q: NetSocket) => q.destroy()))(s);
       b.backlog = [];
     }
     this.listenerAddress.clear();
@@ -209,7 +224,7 @@ export class SimTcp {
 
   private attach(id: number, net: NetSocket, connected = true): Conn {
     this.track(net);
-    const c: Conn = { id, net, segments: [], current: null, at: 0, held: 0, reported: false, readablePending: false, unacked: 0, writablePending: false, peerEnded: false, gone: false };
+    const c: Conn = { id, net, segments: [], current: null, at: 0, held: 0, reported: false, readablePending: false, unacked: 0, writablePending: false, peerEnded: false, gone: false, inbound: false, wrote: false };
     this.conns.set(id, c);
     net.on('error', () => undefined);
     net.on('data', (chunk: Buffer) => {

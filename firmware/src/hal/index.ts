@@ -1,5 +1,5 @@
 // The hardware abstraction the portable core is written against (DESIGN.md section 2). One narrow
-// interface per kind of hardware; a platform (moddable, xs-host, memory) fills each in.
+// interface per kind of hardware; a platform (moddable, memory) fills each in.
 import type { Clock, Timers } from './clock.ts';
 import type { CryptoHal } from './crypto.ts';
 import type { Fuse } from './fuse.ts';

@@ -13,6 +13,20 @@
 import { arrayBufferOf, bytesOf, hostCall, newId, onEvent } from '../host.ts';
 import { utf8Decode } from '../../../src/core/bytes.ts';
 
+/**
+ * modSocket.c copies the bytes into an XS string unchecked: a peer's invalid UTF-8 (a Latin-1 byte
+ * in a request line) reaches the app as it came. Here such bytes become one character each.
+ */
+function stringOf(bytes: Uint8Array): string {
+  try {
+    return utf8Decode(bytes);
+  } catch {
+    let text = '';
+    for (const b of bytes) text += String.fromCharCode(b);
+    return text;
+  }
+}
+
 export const SOCKET_MESSAGE = { connected: 1, readable: 2, writable: 3, disconnected: -1, error: -2 } as const;
 
 type Callback = (message: number, value?: number) => void;
@@ -86,7 +100,7 @@ export class Socket {
     const reply = hostCall('tcp.read', { id: this.#id, max: asNumber ? 1 : max, until: until ?? null, discard: type === null });
     this.#available = reply.value.rest as number;
     if (type === null) return reply.value.count as number;
-    if (type === String) return utf8Decode(reply.payload);
+    if (type === String) return stringOf(reply.payload);
     if (asNumber) return reply.payload[0];
     if (type === ArrayBuffer) return arrayBufferOf(reply.payload);
     throw new Error('unsupported output type');

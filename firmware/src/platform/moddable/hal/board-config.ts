@@ -3,6 +3,7 @@
 // at start-up, defaults in one object; a bad value is reported with the value.
 import config from 'mc/config';
 import type { BuildKind, Role } from '../../../hal/system.ts';
+import { BOARD_HTTP_LIMITS, type ListenerLimits } from './http-limits.ts';
 
 export interface ConsolePort {
   /** UART number (ESP32-S3: 0, 1 or 2) and its pins; UART0 is the USB-UART bridge on a DevKitC. */
@@ -30,6 +31,8 @@ export interface BoardConfig {
   ethernet: boolean;
   /** The SSD1306 is optional: a board without one runs headless. */
   display: boolean;
+  /** The listeners' limits (docs/board-http-limits.md): config "http" overrides them by name. */
+  http: ListenerLimits;
 }
 
 export const BOARD_DEFAULTS: BoardConfig = {
@@ -44,6 +47,7 @@ export const BOARD_DEFAULTS: BoardConfig = {
   cloudCaResource: '',
   ethernet: true,
   display: true,
+  http: BOARD_HTTP_LIMITS,
 };
 
 export class BoardConfigError extends Error {
@@ -80,6 +84,17 @@ function flag(name: string, value: unknown, fallback: boolean): boolean {
   throw new BoardConfigError(`config "${name}" must be true or false: ${JSON.stringify(value)}`);
 }
 
+/** config "http": each limit a positive integer; a name that is no limit is an error, not ignored. */
+function httpLimits(value: unknown, defaults: ListenerLimits): ListenerLimits {
+  const source = (value ?? {}) as Record<string, unknown>;
+  const limits: ListenerLimits = { ...defaults };
+  for (const name of Object.keys(source)) {
+    if (!(name in limits)) throw new BoardConfigError(`config "http.${name}" is not a listener limit: ${JSON.stringify(source[name])}`);
+  }
+  for (const name of Object.keys(limits) as (keyof ListenerLimits)[]) limits[name] = integer(`http.${name}`, source[name], defaults[name], 1, 0x7fff_ffff);
+  return limits;
+}
+
 /** Validates `source` (mc/config by default: tests pass their own). */
 export function readBoardConfig(source: Record<string, unknown> = config): BoardConfig {
   const d = BOARD_DEFAULTS;
@@ -103,5 +118,6 @@ export function readBoardConfig(source: Record<string, unknown> = config): Board
     // A client has no W5500 whatever the manifest says (DESIGN.md: clients are Wi-Fi only).
     ethernet: role === 'controller' && flag('ethernet', source.ethernet, d.ethernet),
     display: flag('display', source.display, d.display),
+    http: httpLimits(source.http, d.http),
   };
 }

@@ -1,5 +1,5 @@
-// The HAL of an ESP32-S3 board, assembled from this folder's modules, as platform/xs-host/hal.ts
-// assembles a virtual board's. Everything a module keeps lives in the objects made here (no module
+// The HAL of an ESP32-S3 board (and of a virtual board, over the emulated SDK in firmware/sim/),
+// assembled from this folder's modules. Everything a module keeps lives in the objects made here (no module
 // state, no globals), so an emulation of the Moddable modules can run this same code for several
 // boards (DESIGN.md section 8).
 import Modules from 'modules';
@@ -15,7 +15,6 @@ import { UartConsole } from './console.ts';
 import { HEADLESS, OledDisplay } from './display.ts';
 import { efuseHmac } from './fuse.ts';
 import { BoardHttpClient } from './http-client.ts';
-import { BOARD_HTTP_LIMITS } from './http-limits.ts';
 import { InterfaceListeners } from './http-server.ts';
 import { InterfaceAddresses, startEthernet } from './interfaces.ts';
 import { BoardMqtt } from './mqtt.ts';
@@ -64,7 +63,7 @@ export function createBoardHal(config: BoardConfig): BoardHal {
     if (address !== undefined) clock.synchronize(); // the first interface with an address can reach SNTP
   });
   const radio = new WiFiRadio(addresses, info);
-  const listeners = new InterfaceListeners(addresses, { limits: BOARD_HTTP_LIMITS, stationMacOf: (address) => radio.stationAt(address), log: info });
+  const listeners = new InterfaceListeners(addresses, { limits: config.http, stationMacOf: (address) => radio.stationAt(address), log: info });
   const client = new BoardHttpClient({ certificate: () => (config.cloudCaResource ? new Resource(config.cloudCaResource) : undefined) });
 
   let display = HEADLESS;

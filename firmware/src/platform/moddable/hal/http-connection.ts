@@ -178,7 +178,7 @@ export class HttpConnection {
     } catch {
       /* the peer closed it first */
     }
-    this.body?.fail(new Error('the client closed the connection'));
+    this.body?.fail(new HttpRefusal(400, 'incomplete_request', 'The client closed the connection before the whole body arrived'));
     this.writer.abort();
     this.options.done();
   }

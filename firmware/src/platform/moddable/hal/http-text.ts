@@ -1,6 +1,7 @@
 // The text of HTTP/1.1 on a board's listeners (RFC 9112): request targets, response heads and the
 // JSON refusals a listener makes before the core sees a request (docs/board-http-limits.md).
 import { utf8Encode } from '../../../core/bytes.ts';
+import { DeviceError } from '../../../core/http/errors.ts';
 import type { HttpResponse } from '../../../hal/network.ts';
 
 const REASONS: Record<number, string> = {
@@ -12,16 +13,20 @@ const REASONS: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** A refusal: an HTTP status, a stable error code and a message, answered as JSON. */
-export class HttpRefusal extends Error {
+/**
+ * A refusal: an HTTP status, a stable error code and a message, answered as JSON. A DeviceError, so
+ * that one the core meets while reading a body (a time-out, the client leaving) is answered as the
+ * client's fault, not logged as the board's.
+ */
+export class HttpRefusal extends DeviceError {
   override name = 'HttpRefusal';
   constructor(
-    readonly status: number,
-    readonly code: string,
+    status: number,
+    code: string,
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
-    super(message);
+    super(status, code, message);
   }
 }
 
