@@ -147,7 +147,7 @@ export class Admission {
             this.expired = 0;
           }
           reject(this.refusal('wait_too_long'));
-        }, this.limits.maxWaitMs),
+        }, this.limits.maxWaitMs).unref(), // a waiter alone does not keep the process up (its socket does)
       };
       this.queue.push(waiter);
       if (this.queued > this.counts.peakQueued) this.counts.peakQueued = this.queued;

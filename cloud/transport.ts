@@ -202,6 +202,10 @@ export function readUploadBody(
   const discardBytes = opts.discardBytes ?? 4 * 1024 * 1024;
   const declared = Number(req.headers['content-length']);
   let exact = keep && Number.isSafeInteger(declared) && declared >= 0 && declared <= limitBytes ? Buffer.allocUnsafe(declared) : null;
+  // A client gone before its body was asked for (it closed while the request waited for an upload
+  // slot or for authentication) sends no more events: without this the read would wait for the idle
+  // time-out, holding its upload slot and, at shutdown, the process (docs/fleet-scale.md).
+  if (req.destroyed && !req.complete) return Promise.reject(new ClientAbortedError(0));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const head = Buffer.alloc(16);
@@ -211,7 +215,7 @@ export function readUploadBody(
     const armIdle = () => {
       if (opts.idleTimeoutMs === undefined) return;
       if (idleTimer) idleTimer.refresh();
-      else idleTimer = setTimeout(onIdle, opts.idleTimeoutMs);
+      else idleTimer = setTimeout(onIdle, opts.idleTimeoutMs).unref();
     };
     const onIdle = () => {
       cleanup();

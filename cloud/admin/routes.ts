@@ -1,7 +1,7 @@
 // The admin API (DESIGN.md section 4), for super users: enroll and remove devices, release and revoke
 // firmware, list both.
 import { Router, type Request, type RequestHandler } from 'express';
-import { checkDevicePublicKey } from '../auth/device-signature.ts';
+import { checkDevicePublicKey, rememberEnrolledKey } from '../auth/device-signature.ts';
 import { ApiError } from '../errors.ts';
 import { route, sendJson } from '../http.ts';
 import { requireJsonBody } from '../json-body.ts';
@@ -83,6 +83,8 @@ export function adminRoutes({ store, ota, superUser, log, now }: AdminRoutesDeps
         throw new ApiError('invalid_public_key', details, message);
       }
       const { device, created } = await store.putDevice(uuid, key.pem, iso());
+      // The key is parsed already: the device's first signed request need not parse it again.
+      rememberEnrolledKey(uuid, device.publicKeyPem, key.key);
       log.info(created ? 'device enrolled' : 'device re-enrolled', { uuid, by: res.locals.superUser?.subject });
       sendJson(res, created ? 201 : 200, deviceView(device));
     }),

@@ -2,15 +2,42 @@
 // bytes), X-Device-Timestamp (ISO 8601 UTC, `Z`), X-Device-Signature (Base64 DER ECDSA P-256 over
 // SHA-256(nonce bytes || UTF-8 timestamp)). Header problems are 400, a UUID that is not the path's is
 // 403, and an unknown device, a bad signature, a stale timestamp or a replayed nonce are 401.
+// The header checks are those of their one declaration, DeviceSignatureHeaders (cloud/schema/api.ts),
+// run by the schema validator; this file only orders the problems and decodes what passed.
 import { createPublicKey, verify as cryptoVerify, type KeyObject } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { ApiError } from '../errors.ts';
+import { ApiError, type ErrorCode } from '../errors.ts';
+import { Base64, DeviceSignatureHeaders, IsoUtcTimestamp, NONCE_BYTES } from '../schema/api.ts';
+import { checker, describeProblem, type Problem } from '../schema/validator.ts';
 import type { CloudStore } from '../store/types.ts';
 
-export const NONCE_BYTES = 32;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$/;
-export const DEVICE_UUID = /^[A-Za-z0-9._:-]{1,64}$/;
+export { NONCE_BYTES };
+
+const checkHeaders = checker(DeviceSignatureHeaders);
+const checkBase64 = checker(Base64);
+const checkTimestamp = checker(IsoUtcTimestamp);
+type HeaderName = keyof typeof DeviceSignatureHeaders.properties;
+/** First each header's presence and single value, in the declaration's order (UUID, nonce, timestamp, signature)… */
+const HEADER_NAMES = Object.keys(DeviceSignatureHeaders.properties) as HeaderName[];
+/** …then their values, in this order (as before the schema); within a header, its checks in declared order. */
+const VALUE_ORDER: readonly string[] = ['x-device-nonce', 'x-device-timestamp', 'x-device-signature', 'x-device-uuid'] satisfies HeaderName[];
+
+function rank(p: Problem): number {
+  return p.keyword === 'required' || p.keyword === 'type' ? HEADER_NAMES.indexOf(p.field as HeaderName) : HEADER_NAMES.length + VALUE_ORDER.indexOf(p.field);
+}
+
+/** The refusal for the first problem: the code the failing schema names; the message names the header and the value. */
+function headerRefusal(problems: Problem[]): ApiError {
+  const p = problems.sort((a, b) => rank(a) - rank(b))[0]!;
+  const header = p.field;
+  if (p.keyword === 'required') return new ApiError('missing_header', { header }, `The ${header} header is required`);
+  const code = (p.code ?? 'invalid_header') as ErrorCode;
+  if (header === 'x-device-nonce' && code === 'invalid_header' && typeof p.value === 'string') {
+    const bytes = Buffer.byteLength(p.value, 'base64');
+    return new ApiError(code, { header, bytes }, `${describeProblem(p)} (${bytes} bytes)`);
+  }
+  return new ApiError(code, { header }, describeProblem(p));
+}
 
 export interface SignedHeaders {
   uuid: string;
@@ -21,64 +48,33 @@ export interface SignedHeaders {
   signature: Buffer;
 }
 
-function header(headers: IncomingHttpHeaders, name: string): string {
-  const v = headers[name];
-  if (v === undefined || (typeof v === 'string' && v.trim() === '')) {
-    throw new ApiError('missing_header', { header: name }, `The ${name} header is required`);
-  }
-  if (Array.isArray(v)) throw new ApiError('invalid_header', { header: name }, `The ${name} header must appear once`);
-  return v.trim();
+/** A header as the schema sees it: trimmed, blank is absent; a repeated header (an array) stays one. */
+function headerValue(v: string | string[] | undefined): string | string[] | undefined {
+  return typeof v === 'string' ? v.trim() || undefined : v;
 }
 
-/** Strict Base64 (standard alphabet, padded); anything else is a 400. */
+/** Strict Base64 (standard alphabet, padded, the schema's Base64); anything else is a 400 invalid_base64. */
 export function decodeBase64Strict(value: string, name: string): Buffer {
-  if (!BASE64.test(value)) throw new ApiError('invalid_base64', { header: name }, `The ${name} header is not valid Base64`);
+  if (!checkBase64(value)) throw new ApiError('invalid_base64', { header: name }, describeProblem({ ...checkBase64.problems()[0]!, field: name }));
   return Buffer.from(value, 'base64');
 }
 
-/** ISO 8601 UTC ending in Z, with or without fractional seconds; returns epoch ms or null. */
+/** ISO 8601 UTC ending in Z, with or without fractional seconds, a real calendar day (the schema's IsoUtcTimestamp); epoch ms or null. */
 export function parseIsoUtc(value: string): number | null {
-  const m = ISO_UTC.exec(value);
-  if (!m) return null;
-  const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) return null;
-  // Reject calendar overflow such as 2026-02-31, which Date.parse would roll over.
-  const d = new Date(ms);
-  if (d.getUTCFullYear() !== Number(m[1]) || d.getUTCMonth() + 1 !== Number(m[2]) || d.getUTCDate() !== Number(m[3])) {
-    return null;
-  }
-  return ms;
+  return checkTimestamp(value) ? Date.parse(value) : null;
 }
 
 /** Validates the four signature headers (400s) and the path match (403). No I/O. */
 export function parseSignedHeaders(headers: IncomingHttpHeaders, pathUuid: string): SignedHeaders {
-  const uuid = header(headers, 'x-device-uuid');
-  const nonceBase64 = header(headers, 'x-device-nonce');
-  const timestamp = header(headers, 'x-device-timestamp');
-  const signatureBase64 = header(headers, 'x-device-signature');
-  const nonce = decodeBase64Strict(nonceBase64, 'x-device-nonce');
-  if (nonce.length !== NONCE_BYTES) {
-    throw new ApiError(
-      'invalid_header',
-      { header: 'x-device-nonce', bytes: nonce.length },
-      `The x-device-nonce header must decode to ${NONCE_BYTES} bytes, not ${nonce.length}`,
-    );
-  }
-  const timestampMs = parseIsoUtc(timestamp);
-  if (timestampMs === null) {
-    throw new ApiError(
-      'invalid_header',
-      { header: 'x-device-timestamp' },
-      'The x-device-timestamp header must be an ISO 8601 UTC timestamp such as 2026-11-21T12:00:00Z',
-    );
-  }
-  const signature = decodeBase64Strict(signatureBase64, 'x-device-signature');
-  if (signature.length < 8 || signature.length > 72) {
-    throw new ApiError('invalid_header', { header: 'x-device-signature' }, 'The x-device-signature header is not a DER ECDSA P-256 signature');
-  }
-  if (!DEVICE_UUID.test(uuid)) throw new ApiError('invalid_header', { header: 'x-device-uuid' }, 'The x-device-uuid header is not a valid device UUID');
+  const h: Record<string, string | string[] | undefined> = {};
+  for (const name of HEADER_NAMES) h[name] = headerValue(headers[name]);
+  if (!checkHeaders(h)) throw headerRefusal(checkHeaders.problems());
+  const uuid = h['x-device-uuid'];
   if (uuid !== pathUuid) throw new ApiError('device_uuid_mismatch');
-  return { uuid, nonce, nonceBase64: nonce.toString('base64'), timestamp, timestampMs, signature };
+  const nonce = Buffer.from(h['x-device-nonce'], 'base64');
+  const timestamp = h['x-device-timestamp'];
+  const signature = Buffer.from(h['x-device-signature'], 'base64');
+  return { uuid, nonce, nonceBase64: nonce.toString('base64'), timestamp, timestampMs: Date.parse(timestamp), signature };
 }
 
 /** The message a device signs: the 32 nonce bytes followed by the UTF-8 timestamp header. */
@@ -175,10 +171,34 @@ export function parseEnrolledKey(pem: string): KeyObject | null {
 /** Parsed keys kept per device (a KeyObject is ~1 KB): the oldest is dropped past this. */
 const KEY_CACHE_ENTRIES = 20_000;
 
+/**
+ * The parsed keys of this process, by device, with the PEM they were parsed from: a key is used only
+ * while the store still holds that PEM, so one cache serves every authenticator of the process.
+ */
+const deviceKeys = new Map<string, { pem: string; key: KeyObject }>();
+
+function cacheDeviceKey(uuid: string, pem: string, key: KeyObject): void {
+  deviceKeys.delete(uuid);
+  if (deviceKeys.size >= KEY_CACHE_ENTRIES) deviceKeys.delete(deviceKeys.keys().next().value!);
+  deviceKeys.set(uuid, { pem, key });
+}
+
+/**
+ * Enrollment hands over the key it has just parsed and stored (`pem` as stored, the canonical
+ * export of checkDevicePublicKey): a device's first signed request then parses nothing
+ * (createPublicKey was 9–11 % of a boot storm's profile, docs/fleet-scale.md).
+ */
+export function rememberEnrolledKey(uuid: string, pem: string, key: KeyObject): void {
+  cacheDeviceKey(uuid, pem, key);
+}
+
+/** The parsed key this process holds for a device, with the PEM it stands for (tests, diagnostics). */
+export function cachedDeviceKey(uuid: string): { pem: string; key: KeyObject } | undefined {
+  return deviceKeys.get(uuid);
+}
+
 /** Authenticates a device request against the store: 401 for every failure, with a distinct code. */
 export class DeviceAuthenticator {
-  private readonly keys = new Map<string, { pem: string; key: KeyObject }>();
-
   constructor(
     private readonly store: CloudStore,
     private readonly windowSeconds: number,
@@ -201,13 +221,11 @@ export class DeviceAuthenticator {
   }
 
   private keyFor(uuid: string, pem: string): KeyObject {
-    const cached = this.keys.get(uuid);
+    const cached = deviceKeys.get(uuid);
     if (cached && cached.pem === pem) return cached.key;
     const key = parseEnrolledKey(pem);
     if (!key) throw new ApiError('invalid_signature');
-    this.keys.delete(uuid);
-    if (this.keys.size >= KEY_CACHE_ENTRIES) this.keys.delete(this.keys.keys().next().value!);
-    this.keys.set(uuid, { pem, key });
+    cacheDeviceKey(uuid, pem, key);
     return key;
   }
 }

@@ -113,8 +113,8 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
       throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
     }
     const at = new Date(now()).toISOString();
-    const meta = await store.putBackup(uuid, blob, etag, at);
-    log.info('backup stored', { uuid, size: blob.length, etag });
+    const meta = await store.putBackup(uuid, blob, etag, at); // gives the blob up (moved to the store's writer)
+    log.info('backup stored', { uuid, size: meta.size, etag });
     if (etag) res.setHeader('etag', formatEtag(etag));
     sendJson(res, 200, { message: 'Backup stored', last_backup_date: meta.lastBackupDate });
   }

@@ -15,6 +15,7 @@ export async function openStore(databaseUrl: string): Promise<CloudStore> {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl) && !databaseUrl.startsWith('sqlite:')) {
     throw new UnsupportedDatabaseError(`DATABASE_URL has an unknown scheme: ${JSON.stringify(databaseUrl)}`);
   }
-  const { SqliteStore, sqlitePathFromUrl } = await import('./sqlite.ts');
-  return new SqliteStore(sqlitePathFromUrl(databaseUrl));
+  const { SqliteStore, sqliteOptionsFromUrl } = await import('./sqlite.ts');
+  const { path, options } = sqliteOptionsFromUrl(databaseUrl);
+  return new SqliteStore(path, options);
 }

@@ -96,6 +96,11 @@ export interface CloudStore {
   // Backups
   getBackupMeta(uuid: string): Promise<BackupMeta | null>;
   getBackup(uuid: string): Promise<StoredBackup | null>;
+  /**
+   * Stores a device's blob; resolves once it is durable. The caller gives `blob` up: it must not read
+   * or change it after the call (the SQLite store moves its memory to its writer thread, after which
+   * it reads as empty).
+   */
   putBackup(uuid: string, blob: Buffer, etag: string | null, at: string): Promise<BackupMeta>;
   deleteBackup(uuid: string): Promise<boolean>;
 

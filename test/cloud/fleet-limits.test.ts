@@ -2,7 +2,9 @@
 // answers 503 store_saturated with Retry-After instead of queueing without bound; the health check
 // still answers; log output at DEBUG is bounded in records per second and in buffered bytes. The
 // Retry-After spreads the refused over the gate's measured drain rate; a push that will be a 304
-// takes no upload slot; SQLite's WAL checkpoints run off the request path.
+// takes no upload slot; SQLite's WAL checkpoints run off the request path; an upload whose device
+// left while it waited gives its slot back at once; enrollment hands its parsed key to the signature
+// check.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Admission } from '../../cloud/admission.ts';
+import { cachedDeviceKey } from '../../cloud/auth/device-signature.ts';
+import { mintToken } from '../../cloud/auth/jwt.ts';
 import { loadConfig } from '../../cloud/config.ts';
 import { jsonLineSink, LogLevels, LogRegistry, type LogRecord } from '../../cloud/logging.ts';
 import type { HttpLimits } from '../../cloud/limits.ts';
@@ -176,6 +180,71 @@ describe('upload gate', () => {
     r5();
     r5(); // a second release is ignored
     expect(gate.stats()).toMatchObject({ active: 0, queued: 0, refusedWait: 1, peakActive: 2 });
+  });
+});
+
+describe('an upload whose device left while it waited', () => {
+  it('gives its upload slot back as soon as its turn comes, instead of holding it until the body idle time-out', async () => {
+    const store = new SqliteStore(':memory:');
+    const key = await enroll(store, 'dev-1');
+    const key2 = await enroll(store, 'dev-2');
+    // The idle time-out is far longer than the test: only the early abort can free the slot.
+    const cloud = await start(store, { uploadMaxActive: 1, uploadMaxQueued: 4, uploadMaxWaitMs: 600_000, bodyIdleTimeoutMs: 600_000 });
+    const body = ffceBlob(2000);
+    const head = (k: KeyObject, uuid: string) =>
+      `POST /devices/${uuid}/backup HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${body.length}\r\n` +
+      Object.entries(signDeviceRequest(k, uuid)).map(([n, v]) => `${n}: ${v}\r\n`).join('') +
+      '\r\n';
+    // dev-1 holds the only slot (half a body); dev-2 queues behind it, then goes away.
+    const stalled = rawRequest(cloud.url, Buffer.concat([Buffer.from(head(key, 'dev-1')), body.subarray(0, 1000)]));
+    await until('one upload at work', () => cloud.cloud.gates().upload.active === 1);
+    const leaving = rawRequest(cloud.url, Buffer.concat([Buffer.from(head(key2, 'dev-2')), body.subarray(0, 1000)]));
+    await until('one upload queued', () => cloud.cloud.gates().upload.queued === 1);
+    leaving.socket.destroy();
+    await leaving.answer.catch(() => undefined);
+    stalled.socket.write(body.subarray(1000));
+    expect((await stalled.answer)?.status).toBe(200);
+    // dev-2's turn came with nobody left to read from: the slot is free again, nothing was stored.
+    await until('no upload at work', () => cloud.cloud.gates().upload.active === 0 && cloud.cloud.gates().upload.queued === 0);
+    expect(await store.getBackupMeta('dev-2')).toBeNull();
+    const again = await fetch(`${cloud.url}/devices/dev-2/backup`, {
+      method: 'POST',
+      headers: { ...signDeviceRequest(key2, 'dev-2'), 'content-type': 'application/octet-stream' },
+      body,
+    });
+    expect(again.status).toBe(200);
+    await store.close();
+  });
+});
+
+describe('enrollment hands its parsed key to the signature check', () => {
+  it('a device enrolled through the admin API is checked with the key enrollment parsed; re-enrolled, with its new key only', async () => {
+    const store = new SqliteStore(':memory:');
+    const cloud = await start(store, {});
+    const token = await mintToken(new TextEncoder().encode('test-secret-0123456789abcdef'), { subject: 'test', groups: ['superuser'] });
+    const put = async (pem: string) =>
+      fetch(`${cloud.url}/admin/devices/dev-key-cache`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ public_key: pem }),
+      });
+    const first = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    expect((await put(first.publicKey.export({ type: 'spki', format: 'pem' }).toString())).status).toBe(201);
+    const stored = (await store.getDevice('dev-key-cache'))!.publicKeyPem;
+    // In the cache before the device's first request, for the PEM the store holds.
+    expect(cachedDeviceKey('dev-key-cache')?.pem).toBe(stored);
+    expect(cachedDeviceKey('dev-key-cache')?.key.equals(first.publicKey)).toBe(true);
+    const get = (k: KeyObject) => fetch(`${cloud.url}/devices/dev-key-cache/backup`, { headers: { ...signDeviceRequest(k, 'dev-key-cache') } });
+    expect(((await (await get(first.privateKey)).json()) as { error: string }).error).toBe('backup_not_found'); // authenticated
+    // Re-enrolled with another key: the cached key follows, the old key is refused.
+    const second = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    expect((await put(second.publicKey.export({ type: 'spki', format: 'pem' }).toString())).status).toBe(200);
+    expect(cachedDeviceKey('dev-key-cache')?.key.equals(second.publicKey)).toBe(true);
+    const old = await get(first.privateKey);
+    expect(old.status).toBe(401);
+    expect(((await old.json()) as { error: string }).error).toBe('invalid_signature');
+    expect((await get(second.privateKey)).status).toBe(404);
+    await store.close();
   });
 });
 

@@ -1,5 +1,8 @@
 // The CloudStore contract, run against both stores: SQLite (embedded default) and PostgreSQL (a real
 // server started for the test run). Same behaviour, including atomic transitions under concurrency.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore, POSTGRES_MIGRATIONS } from '../../cloud/store/postgres.ts';
@@ -11,8 +14,23 @@ import { freshDatabase } from '../helpers/postgres.ts';
 const track = { class: 'ctl', productHex: '0x00000001', application: 'ctl' };
 const rel = (version: string) => ({ ...track, version, status: 'RELEASED' as const, releasedAt: '2026-01-01T00:00:00.000Z' });
 
+/** A file database: its nonce inserts and backup writes run on the store's writer thread. */
+const fileDirs: string[] = [];
+function sqliteFile(writer: 'worker' | 'inline'): CloudStore {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-contract-'));
+  fileDirs.push(dir);
+  const store = new SqliteStore(join(dir, 'cloud.sqlite'), { writer });
+  expect(store.writesOffThread).toBe(writer === 'worker');
+  return store;
+}
+afterAll(() => {
+  for (const d of fileDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 describe.each([
   ['SQLite', async () => new SqliteStore(':memory:') as CloudStore],
+  ['SQLite file, writer thread', async () => sqliteFile('worker')],
+  ['SQLite file, inline writes', async () => sqliteFile('inline')],
   ['PostgreSQL', async () => (await PostgresStore.connect(await freshDatabase())) as CloudStore],
 ])('%s store', (_name, open) => {
   let store: CloudStore;
@@ -65,6 +83,16 @@ describe.each([
     expect((await store.getBackup('d'))?.blob.equals(blob.subarray(0, 100))).toBe(true);
     expect(await store.deleteBackup('d')).toBe(true);
     expect(await store.deleteBackup('d')).toBe(false);
+  });
+
+  it('backups: a 64 KB body given up by the caller is stored byte for byte; concurrent writes of many devices all land', async () => {
+    const expected = Array.from({ length: 16 }, (_, i) => Buffer.concat([Buffer.from('FFCE'), Buffer.alloc(64 * 1024 - 4, i)]));
+    // Each call gets a buffer of its own (Buffer.alloc: a whole ArrayBuffer, which a store may take).
+    const given = expected.map((b) => Buffer.from(Uint8Array.prototype.slice.call(b)));
+    const metas = await Promise.all(given.map((b, i) => store.putBackup(`big-${i}`, b, null, '2026-01-03T00:00:00.000Z')));
+    expect(metas.map((m) => m.size)).toEqual(expected.map((b) => b.length));
+    for (const [i, b] of expected.entries()) expect((await store.getBackup(`big-${i}`))?.blob.equals(b)).toBe(true);
+    for (let i = 0; i < 16; i++) await store.deleteBackup(`big-${i}`);
   });
 
   it('appconfig: staged versions, deployments that bake, delete; concurrent deploys admit exactly one', async () => {

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, UnsupportedDatabaseError } from '../../cloud/store/index.ts';
-import { SQLITE_MIGRATIONS, SqliteStore } from '../../cloud/store/sqlite.ts';
+import { SQLITE_MIGRATIONS, SqliteStore, sqliteOptionsFromUrl } from '../../cloud/store/sqlite.ts';
+import type { Worker } from 'node:worker_threads';
 
 const dirs: string[] = [];
 function tempDb(): string {
@@ -91,5 +92,73 @@ describe('openStore', () => {
   it('refuses unknown schemes', async () => {
     await expect(openStore('mysql://u@127.0.0.1/db')).rejects.toBeInstanceOf(UnsupportedDatabaseError);
     await expect(openStore('mysql://u@127.0.0.1/db')).rejects.toThrow(/unknown scheme/);
+  });
+});
+
+describe('SqliteStore with a writer thread (docs/fleet-scale.md)', () => {
+  const big = (fill: number) => Buffer.concat([Buffer.from('FFCE'), Buffer.alloc(64 * 1024 - 4, fill)]);
+
+  it('is chosen by the options or by DATABASE_URL (`#writer=worker`); `:memory:` and the default write inline', async () => {
+    expect(sqliteOptionsFromUrl('sqlite:/var/db/c.db#writer=worker')).toEqual({ path: '/var/db/c.db', options: { writer: 'worker' } });
+    expect(sqliteOptionsFromUrl('sqlite:/var/db/c.db')).toEqual({ path: '/var/db/c.db', options: {} });
+    expect(sqliteOptionsFromUrl('/plain/path#x.db')).toEqual({ path: '/plain/path#x.db', options: {} });
+    expect(() => sqliteOptionsFromUrl('sqlite:/var/db/c.db#writer=threads')).toThrow(/worker or inline/);
+    const path = tempDb();
+    const viaUrl = (await openStore(`sqlite:${path}#writer=worker`)) as SqliteStore;
+    expect(viaUrl.writesOffThread).toBe(true);
+    await viaUrl.close();
+    const byDefault = new SqliteStore(path);
+    expect(byDefault.writesOffThread).toBe(false);
+    await byDefault.close();
+    const memory = new SqliteStore(':memory:', { writer: 'worker' });
+    expect(memory.writesOffThread).toBe(false);
+    await memory.close();
+  });
+
+  it('moves a whole 64 KB body to the writer (the caller’s buffer reads as empty after) and stores it byte for byte; a small one is copied', async () => {
+    const s = new SqliteStore(tempDb(), { writer: 'worker' });
+    const given = big(3);
+    const meta = await s.putBackup('dev', given, 'e'.repeat(64), '2026-01-01T00:00:00.000Z');
+    expect(meta).toEqual({ uuid: 'dev', etag: 'e'.repeat(64), size: 64 * 1024, lastBackupDate: '2026-01-01T00:00:00.000Z' });
+    expect(given.buffer.byteLength).toBe(0); // transferred, not copied
+    expect((await s.getBackup('dev'))?.blob.equals(big(3))).toBe(true);
+    const small = Buffer.from('FFCE0123');
+    await s.putBackup('small', small, null, '2026-01-01T00:00:00.000Z');
+    expect(small.toString()).toBe('FFCE0123');
+    expect((await s.getBackup('small'))?.blob.toString()).toBe('FFCE0123');
+    await s.close();
+  });
+
+  it('refuses a replayed nonce across its connections: the writer’s and the main connection’s after the writer is gone', async () => {
+    const s = new SqliteStore(tempDb(), { writer: 'worker' });
+    expect(await s.recordNonce('d', 'n1', 10_000, 0)).toBe(true);
+    const raced = await Promise.all(Array.from({ length: 8 }, () => s.recordNonce('d', 'race', 10_000, 0)));
+    expect(raced.filter(Boolean)).toHaveLength(1);
+    // The writer thread dies: what was pending is refused, what follows runs on the main connection.
+    const pending = s.putBackup('lost-or-not', big(1), null, 't');
+    await (s as unknown as { writer: Worker }).writer.terminate();
+    await pending.then(
+      () => undefined,
+      (err: Error) => expect(err.message).toMatch(/writer thread/),
+    );
+    for (let i = 0; i < 500 && s.writesOffThread; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.writesOffThread).toBe(false);
+    expect(await s.recordNonce('d', 'n1', 10_000, 500)).toBe(false); // written by the writer, refused here
+    expect(await s.recordNonce('d', 'n2', 10_000, 500)).toBe(true);
+    await s.putBackup('dev', big(2), null, 't');
+    expect((await s.getBackup('dev'))?.blob.equals(big(2))).toBe(true);
+    await s.close();
+  });
+
+  it('close lets the writes already sent commit first; a reopened store reads them all', async () => {
+    const path = tempDb();
+    const s = new SqliteStore(path, { writer: 'worker' });
+    const writes = Array.from({ length: 20 }, (_, i) => s.putBackup(`dev-${i}`, big(i), null, 't'));
+    const closed = s.close();
+    await Promise.all(writes);
+    await closed;
+    const reopened = new SqliteStore(path);
+    for (let i = 0; i < 20; i++) expect((await reopened.getBackup(`dev-${i}`))?.blob.equals(big(i))).toBe(true);
+    await reopened.close();
   });
 });

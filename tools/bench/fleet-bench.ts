@@ -10,14 +10,14 @@
 // Ends with one `boot storm: …` line per configuration and `ingest ratio to bare: <r>`.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { mintToken } from '../../cloud/auth/jwt.ts';
-import { signDeviceRequest } from '../device-signer.ts';
+import { signDeviceRequest, type DeviceSignatureHeaders } from '../device-signer.ts';
 import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine.ts';
 import { formatProfile, summarizeProfile } from '../simulate/profile.ts';
 import { startPostgres, type PostgresServer } from '../postgres-server.ts';
@@ -34,12 +34,14 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     deadline: { type: 'string', default: '900' },
     'keep-profiles': { type: 'string' },
+    'sqlite-writer': { type: 'string', default: 'inline' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
   process.stdout.write('usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--only sqlite,postgres,ingest] [--profile [--keep-profiles <dir>]]\n' +
-    '                           [--duration 10] [--connections 50] [--warmup 2]   (the ingest comparison)\n');
+    '                           [--duration 10] [--connections 50] [--warmup 2]   (the ingest comparison)\n' +
+    '                           [--sqlite-writer worker|inline|both|inline,worker,…]   (the SQLite store\'s upload writes: writer thread or event loop; several: each in one run, the storm uses the first)\n');
   process.exit(0);
 }
 const DEVICES = Number(args.devices);
@@ -49,6 +51,11 @@ const CONNECTIONS = Number(args.connections);
 const WARMUP_S = Number(args.warmup);
 const DEADLINE_MS = Number(args.deadline) * 1000;
 const ONLY = args.only ? new Set(args.only.split(',')) : undefined; // sqlite,postgres,ingest
+// `both` is `worker,inline`; a list measures the ingest once per writer, in that order (the storm uses the first).
+const WRITERS = (args['sqlite-writer'] === 'both' ? ['worker', 'inline'] : args['sqlite-writer']!.split(',')) as ('worker' | 'inline')[];
+if (!WRITERS.every((w) => w === 'worker' || w === 'inline')) throw new Error(`--sqlite-writer: worker, inline, both or a list of them, not ${args['sqlite-writer']}`);
+/** A SQLite DATABASE_URL with the chosen writer (cloud/store/sqlite.ts, sqliteOptionsFromUrl). */
+const sqliteUrl = (path: string, writer = WRITERS[0]!) => `sqlite:${path}#writer=${writer}`;
 const ROOT = new URL('../../', import.meta.url).pathname;
 const JWT_SECRET = randomBytes(24).toString('hex');
 const TRACK = '/admin/firmware/ctl-s3/0x00c0ffee/ctl-s3';
@@ -111,7 +118,11 @@ async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  // Killed, a child writes no CPU profile: say so rather than summarise another thread's.
+  if (child.exitCode === null && child.signalCode === null) {
+    err('  a child did not exit within 15 s of SIGTERM: killed (its CPU profile is lost)');
+    child.kill('SIGKILL');
+  }
 }
 
 /** An admin call as the bench's super user (the same client the `fleet` commands use). */
@@ -160,11 +171,55 @@ function load(opts: autocannon.Options): Promise<autocannon.Result> {
   });
 }
 
-async function measure(name: string, opts: autocannon.Options): Promise<{ name: string; rps: number; p50: number; p99: number; bad: number }> {
+/** CPU seconds a process has used so far, all its threads (Linux /proc; 0 elsewhere). */
+function processCpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
+
+/** The machine's CPU time so far, busy and total, over all cores (/proc/stat), in clock ticks. */
+function machineCpu(): { busy: number; total: number } {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return { busy: total - f[3]! - (f[4] ?? 0), total };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+}
+
+interface Measured { name: string; rps: number; p50: number; p99: number; bad: number; cpuUsPerRequest: number; benchCpuUsPerRequest: number; machineBusy: number }
+
+/**
+ * One case under load. Besides the rate: the server's CPU per request (all its threads) and this
+ * process's (the load tool, and the signing of every request), and how busy the whole machine was
+ * (other work included): on a shared machine a server can only go as fast as the CPU it gets.
+ */
+async function measure(name: string, opts: autocannon.Options, serverPid?: number): Promise<Measured> {
   if (WARMUP_S > 0) await load({ ...opts, duration: WARMUP_S, connections: CONNECTIONS });
+  const cpu0 = processCpuSeconds(serverPid);
+  const self0 = process.cpuUsage();
+  const m0 = machineCpu();
   const r = await load({ ...opts, duration: DURATION_S, connections: CONNECTIONS });
-  err(`  measured ${name}: ${r.requests.average.toFixed(0)} req/s`);
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts };
+  const m1 = machineCpu();
+  const self = process.cpuUsage(self0);
+  const n = Math.max(1, r.requests.total);
+  const f = {
+    name,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    bad: r.non2xx + r.errors + r.timeouts,
+    cpuUsPerRequest: ((processCpuSeconds(serverPid) - cpu0) * 1e6) / n,
+    benchCpuUsPerRequest: (self.user + self.system) / n,
+    machineBusy: m1.total > m0.total ? (m1.busy - m0.busy) / (m1.total - m0.total) : 0,
+  };
+  err(`  measured ${name}: ${f.rps.toFixed(0)} req/s, server ${f.cpuUsPerRequest.toFixed(0)} µs CPU/request, machine ${(f.machineBusy * 100).toFixed(0)} % busy`);
+  return f;
 }
 
 /** node flags that make a cloud child write a CPU profile into `dir` when it exits. */
@@ -189,6 +244,20 @@ function profileLines(dir: string, what: string): string[] {
   return files.flatMap((f, i) => [`-- profile of ${what}${files.length > 1 ? ` (process ${i + 1})` : ''}`, ...formatProfile(summarizeProfile(join(dir, f)))]);
 }
 
+/**
+ * Signature headers made before the load starts (each a fresh nonce; the timestamps stay well inside
+ * the cloud's window for a run of seconds): the load tool shares this machine with the cloud, and
+ * signing during the run cost it ~250 µs of CPU per request (5× what the bare case costs it), CPU
+ * the cloud then did not get. A device signs on its own CPU. Past these, requests are signed as sent.
+ */
+function presign(privateKey: KeyObject, uuid: string): DeviceSignatureHeaders[] {
+  const n = Math.min(60_000, Math.ceil((WARMUP_S + DURATION_S) * 4000));
+  const t0 = Date.now();
+  const out = Array.from({ length: n }, () => signDeviceRequest(privateKey, uuid));
+  err(`  signed ${n} requests ahead in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return out;
+}
+
 async function ingest(dir: string): Promise<string[]> {
   const blob = Buffer.concat([Buffer.from('FFCE'), randomBytes(64 * 1024 - 4)]);
   const etag = 'e'.repeat(64);
@@ -198,37 +267,48 @@ async function ingest(dir: string): Promise<string[]> {
     bareFigures = await measure('bare node:http, reads and drops 64 KB bodies', {
       url: bare.url,
       requests: [{ method: 'POST', path: '/devices/bench-device-0001/backup', headers: { 'content-type': 'application/octet-stream', etag }, body: blob }],
-    });
+    }, bare.child.pid);
   } finally {
     await stop(bare.child);
   }
-  const profDir = join(dir, 'prof');
-  const cloud = await startCloud({ DATABASE_URL: join(dir, 'ingest.sqlite') }, profileArgs(profDir));
-  let cloudFigures;
-  try {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-    await admin(cloud.url, 'PUT', '/admin/devices/bench-device-0001', { public_key: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-    cloudFigures = await measure('cloud signed 64 KB backup upload', {
-      url: cloud.url,
-      requests: [
-        {
-          method: 'POST',
-          path: '/devices/bench-device-0001/backup',
-          setupRequest: (req) => ({ ...req, headers: { ...signDeviceRequest(privateKey, 'bench-device-0001'), 'content-type': 'application/octet-stream', etag }, body: blob }),
-        },
-      ],
-    });
-  } finally {
-    await stop(cloud.child);
+  const cases = [];
+  const profiles: string[] = [];
+  for (const writer of WRITERS) {
+    const profDir = join(dir, `prof-ingest-${writer}`);
+    const cloud = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, `ingest-${writer}.sqlite`), writer) }, profileArgs(profDir));
+    let cloudFigures;
+    try {
+      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+      await admin(cloud.url, 'PUT', '/admin/devices/bench-device-0001', { public_key: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+      const signed = presign(privateKey, 'bench-device-0001');
+      cloudFigures = await measure(`cloud signed 64 KB upload, SQLite ${writer === 'worker' ? 'writer thread' : 'writes inline'}`, {
+        url: cloud.url,
+        requests: [
+          {
+            method: 'POST',
+            path: '/devices/bench-device-0001/backup',
+            setupRequest: (req) => ({ ...req, headers: { ...(signed.pop() ?? signDeviceRequest(privateKey, 'bench-device-0001')), 'content-type': 'application/octet-stream', etag }, body: blob }),
+          },
+        ],
+      }, cloud.child.pid);
+    } finally {
+      await stop(cloud.child);
+    }
+    cases.push(cloudFigures);
+    profiles.push(...profileLines(profDir, `the cloud during the ingest (SQLite ${writer === 'worker' ? 'writer thread' : 'writes inline'})`));
   }
   const lines = [
     '-- backup ingest (64 KB bodies, autocannon, same connections and duration)',
-    `case                                               req/s   p50 ms   p99 ms   failed`,
-    ...[bareFigures, cloudFigures].map((f) => `${f.name.padEnd(48)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${String(f.bad).padStart(8)}`),
+    `case                                               req/s   p50 ms   p99 ms   failed   server CPU µs/req   bench CPU µs/req   machine busy`,
+    ...[bareFigures, ...cases].map(
+      (f) =>
+        `${f.name.padEnd(48)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${String(f.bad).padStart(8)} ${f.cpuUsPerRequest.toFixed(0).padStart(19)} ${f.benchCpuUsPerRequest.toFixed(0).padStart(18)} ${(f.machineBusy * 100).toFixed(0).padStart(12)} %`,
+    ),
+    ...profiles,
   ];
-  lines.push(...profileLines(profDir, 'the cloud during the ingest'));
   process.stdout.write(lines.join('\n') + '\n');
-  return [`ingest ratio to bare: ${(cloudFigures.rps / bareFigures.rps).toFixed(2)}`];
+  // The first case is the configuration under test (--sqlite-writer); with `both`, the others' ratios follow.
+  return cases.map((c, i) => (i === 0 ? `ingest ratio to bare: ${(c.rps / bareFigures.rps).toFixed(2)}` : `ingest ratio to bare (${c.name}): ${(c.rps / bareFigures.rps).toFixed(2)}`));
 }
 
 async function main(): Promise<void> {
@@ -238,7 +318,7 @@ async function main(): Promise<void> {
   let pgServer: PostgresServer | undefined;
   try {
     if (!ONLY || ONLY.has('sqlite')) {
-      const one = await startCloud({ DATABASE_URL: join(dir, 'storm.sqlite') }, profileArgs(join(dir, 'prof-sqlite')));
+      const one = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, 'storm.sqlite')) }, profileArgs(join(dir, 'prof-sqlite')));
       children.push(one.child);
       await seedReleases(one.url);
       summary.push(await storm([one.url], 'sqlite'));
