@@ -78,6 +78,8 @@ export interface XsBoardOptions {
    * bench). Costs a collection per command.
    */
   slotMeter?: boolean;
+  /** With slotMeter: called with the live slots after each collection and the command about to run. */
+  onSlotSample?: (liveSlots: number, command: Record<string, unknown>) => void;
 }
 
 /**
@@ -481,7 +483,10 @@ export class XsBoard {
   /** Sends a command into the firmware and returns its answer (throws what the firmware threw). */
   async send(command: Record<string, unknown>, payload?: Uint8Array): Promise<any> {
     if (this.closed) throw new Error(`board ${this.o.identity.uuid} is closed`);
-    if (this.o.slotMeter) await this.collectGarbage();
+    if (this.o.slotMeter) {
+      const live = await this.collectGarbage();
+      this.o.onSlotSample?.(live, command);
+    }
     const pending = this.worker.issueCommand(encodeFrame(command, payload));
     this.inFlight.add(pending);
     let result: Awaited<typeof pending>;
@@ -535,18 +540,24 @@ export class XsBoard {
     this.spi?.close();
   }
 
-  /** gc() in the engine: afterwards currentHeapCount is the live slots (not metered as a command). */
-  private async collectGarbage(): Promise<void> {
-    const { meterUsage } = await this.worker.evaluate('gc()');
+  /**
+   * gc() in the engine: afterwards currentHeapCount is the live slots (not metered as a command).
+   * Through the firmware's handleCommand (an empty command, sim/xs/runtime.ts), not `evaluate`:
+   * each evaluated script keeps one slot alive while promises are pending (docs/xs-engine.md), so
+   * an evaluate before every command would add a slot per command to what is measured.
+   */
+  private async collectGarbage(): Promise<number> {
+    const { meterUsage } = await this.worker.issueCommand(new Uint8Array(0));
     this.lastAllocate = meterUsage.allocate;
     if (this.meter.slotsAtStart < 0) this.meter.slotsAtStart = meterUsage.currentHeapCount;
     this.meter.slotLive = Math.max(this.meter.slotLive, meterUsage.currentHeapCount);
+    return meterUsage.currentHeapCount;
   }
 
   /** Live slots after a collection (the firmware bench's resident figure). */
   async liveSlots(): Promise<number> {
     await this.idle();
-    return (await this.worker.evaluate('gc()')).meterUsage.currentHeapCount;
+    return (await this.worker.issueCommand(new Uint8Array(0))).meterUsage.currentHeapCount;
   }
 
   private account(m: MeterUsage): void {

@@ -5,6 +5,7 @@
 // - event {event} + payload: something happened on the host side (socket data, a timer, a Wi-Fi
 //   report); the emulated module that asked gets it (host.ts onEvent).
 // - console {line}: bytes typed on UART0.
+// - an empty message: a garbage collection, nothing else (the host's slot meter).
 // Each answer is set on the returned object's `result` once the command's promise jobs have run.
 import { startBoard, type RunningBoard } from '../../src/platform/moddable/hal/start.ts';
 import { utf8Encode } from '../../src/core/bytes.ts';
@@ -49,8 +50,18 @@ function run(command: Command, payload: Uint8Array): unknown {
   throw new Error(`unknown command ${String((command as { type?: unknown }).type)}`);
 }
 
+declare const gc: () => void;
+
 (globalThis as unknown as { handleCommand: (m: ArrayBuffer) => { result?: ArrayBuffer } }).handleCommand = (message) => {
   const out: { result?: ArrayBuffer } = {};
+  // An empty command is the host's garbage collection (XsBoard's slot meter): nothing of the
+  // firmware runs, and the crank's currentHeapCount is the live slots. It is a command and not an
+  // `eval('gc()')` because each evaluated script keeps a slot alive while the firmware has
+  // promises pending (docs/xs-engine.md), which a meter reading before every command would add up.
+  if (message.byteLength === 0) {
+    gc();
+    return out;
+  }
   const ok = (value: unknown) => (out.result = toArrayBuffer(encodeFrame({ ok: true, value: value ?? null })));
   const fail = (err: unknown) => (out.result = toArrayBuffer(encodeFrame({ ok: false, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) })));
   try {

@@ -150,21 +150,29 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
 
   // Step 6: lists and records in order, each written as it arrives (one record in memory).
   const copy = async (kind: RecordKind): Promise<[number, number]> => {
-    let list: unknown;
+    // What is held while the records are fetched: the list's length and its UUIDs as one string
+    // (UUIDs never contain a line feed), not the parsed list (docs/firmware-bench.md, "Slots").
+    let listed: number;
+    let ids: string;
     try {
       const res = await request('GET', `/api/${kind}`, auth);
       if (res.status !== 200) {
         await drain(res.body);
         return [0, -1];
       }
-      list = parseJson(await readSmallBody(res.body, 64 * 1024));
+      const list = parseJson(await readSmallBody(res.body, 64 * 1024));
+      listed = Array.isArray(list) ? list.length : -1;
+      ids = Array.isArray(list) ? list.filter(isUuid).join('\n') : '';
     } catch (err) {
       log('error', `list of ${kind} not received: ${err instanceof Error ? err.message : String(err)}`);
       return [0, -1];
     }
-    const uuids = Array.isArray(list) ? list.filter(isUuid) : [];
     let written = 0;
-    for (const id of uuids) {
+    for (let at = 0; at < ids.length; ) {
+      let end = ids.indexOf('\n', at);
+      if (end < 0) end = ids.length;
+      const id = ids.slice(at, end);
+      at = end + 1;
       try {
         const r = await request('GET', `/api/${kind}/${encodeURIComponent(id)}`, auth);
         if (r.status !== 200) {
@@ -180,7 +188,7 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
         log('warning', `record ${kind}/${id} not written: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
-    return [written, Array.isArray(list) ? list.length : -1];
+    return [written, listed];
   };
   const controllers = await copy('controllers');
   const clients = await copy('clients');

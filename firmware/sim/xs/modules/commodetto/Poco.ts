@@ -6,7 +6,7 @@
 // `pixels` pixels (the display list is not bounded by displayListLength); a frame is sent to the
 // PixelsOut in one piece.
 import Bitmap from './Bitmap.ts';
-import type { BmfFont } from './parseBMF.ts';
+import { glyphOf, type BmfFont } from './parseBMF.ts';
 import type PixelsOut from './PixelsOut.ts';
 
 export default class Poco {
@@ -49,7 +49,7 @@ export default class Poco {
     const bits = new Uint8Array(page.buffer, page.offset);
     const stride = Math.ceil(page.width / 8);
     for (const ch of text) {
-      const glyph = font.glyphs.get(ch.codePointAt(0)!);
+      const glyph = glyphOf(font, ch.codePointAt(0)!);
       if (!glyph) continue; // Poco skips characters the font lacks
       for (let gy = 0; gy < glyph.height; gy++) {
         const py = y + glyph.yoffset + gy;
