@@ -188,10 +188,10 @@ export interface UploadBody {
  * of that size allocated once, instead of keeping every socket chunk until the end and concatenating
  * them (a second copy, and twice the memory at the end); without one (chunked), chunks are collected
  * as before. `keep: false` only counts the body and keeps its first bytes: a 304 needs no body.
- * Limits as readBodyLimited (cloud/http.ts): never more than `limitBytes` kept; past it the rest is
- * read away up to `discardBytes` so that the client reads its 413, then BodyTooLargeError; a client
- * that closes mid-body is ClientAbortedError; one that sends nothing for `idleTimeoutMs`,
- * BodyIdleTimeoutError.
+ * Limits: never more than `limitBytes` kept; past it the rest is read away up to `discardBytes` so
+ * that the client reads its 413, then BodyTooLargeError (a client that goes on past that is
+ * disconnected); a client that closes mid-body is ClientAbortedError; one that sends nothing for
+ * `idleTimeoutMs`, BodyIdleTimeoutError.
  */
 export function readUploadBody(
   req: IncomingMessage,

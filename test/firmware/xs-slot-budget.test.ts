@@ -14,9 +14,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualAir } from '../../firmware/host/air.ts';
 import { XsBoard } from '../../firmware/host/xs-board.ts';
-import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
-import { backupOfSize } from '../../tools/bench/firmware-bench-lib.ts';
+import { backupOfSize, boardApi as http, controllerIdentity } from '../../tools/bench/firmware-bench-lib.ts';
 
 /** Moddable's esp32s3 creation (research/moddable-esp32.md). */
 const ESP32S3_SLOTS = 4928;
@@ -31,17 +30,7 @@ const CLIENTS = 24;
 let dir: string;
 const boards: XsBoard[] = [];
 
-function identity(n: number): DeviceIdentity {
-  const h = n.toString(16).padStart(4, '0').toUpperCase();
-  return { uuid: `budget-ctl-${n}`, role: 'controller', ethernetMac: `24:0A:C4:E0:${h.slice(0, 2)}:${h.slice(2)}`, wifiMac: `24:0A:C4:10:${h.slice(0, 2)}:${h.slice(2)}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
-}
-
-async function http(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-  const res = await fetch(b.urls.ethernet + path, { method, headers, body });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const identity = (n: number) => controllerIdentity(n, 'budget-ctl');
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'xs-slots-'));

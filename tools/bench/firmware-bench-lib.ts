@@ -1,4 +1,21 @@
-// Shared by the firmware bench and its probes.
+// Shared by the firmware bench, its probes and the slot-budget test.
+import type { XsBoard } from '../../firmware/host/xs-board.ts';
+import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
+
+/** A controller identity numbered `n` (UUID `<prefix>-<n>`, MACs from n). */
+export function controllerIdentity(n: number, prefix = 'bench-ctl'): DeviceIdentity {
+  const h = n.toString(16).padStart(4, '0').toUpperCase();
+  return { uuid: `${prefix}-${n}`, role: 'controller', ethernetMac: `24:0A:C4:E0:${h.slice(0, 2)}:${h.slice(2)}`, wifiMac: `24:0A:C4:10:${h.slice(0, 2)}:${h.slice(2)}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
+}
+
+/** One call of a board's API on its Ethernet interface; a status of 300 or more throws. */
+export async function boardApi(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: string) {
+  const res = await fetch(b.urls.ethernet + path, { method, headers, body });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
 /** A JSON backup of exactly `bytes` bytes, shaped like a controller configuration export. */
 export function backupOfSize(bytes: number): string {
   const outputs: string[] = [];

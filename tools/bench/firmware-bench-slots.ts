@@ -8,23 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VirtualAir } from '../../firmware/host/air.ts';
 import { XsBoard } from '../../firmware/host/xs-board.ts';
-import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
-import { backupOfSize } from './firmware-bench-lib.ts';
+import { backupOfSize, boardApi as http, controllerIdentity as identity } from './firmware-bench-lib.ts';
 
 const PASSWORD = 'bench-admin-password';
 
-function identity(n: number): DeviceIdentity {
-  const h = n.toString(16).padStart(4, '0').toUpperCase();
-  return { uuid: `bench-ctl-${n}`, role: 'controller', ethernetMac: `24:0A:C4:E0:${h.slice(0, 2)}:${h.slice(2)}`, wifiMac: `24:0A:C4:10:${h.slice(0, 2)}:${h.slice(2)}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
-}
-
-async function http(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-  const res = await fetch(b.urls.ethernet + path, { method, headers, body });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-  return text ? JSON.parse(text) : undefined;
-}
 
 const controllers = Number(process.argv[2] ?? 10);
 const clients = Number(process.argv[3] ?? 50);

@@ -18,9 +18,8 @@ import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import { VirtualAir } from '../../firmware/host/air.ts';
 import { XsBoard, type MeterTotals } from '../../firmware/host/xs-board.ts';
 import { XsWorker } from '../../firmware/xs/worker.ts';
-import { backupOfSize } from './firmware-bench-lib.ts';
+import { backupOfSize, boardApi as http, controllerIdentity as identity } from './firmware-bench-lib.ts';
 import { HEADROOMS_KB, leaveHeadroom, smallestFit, type ProbeCase } from './heap-probe.ts';
-import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 
 const PASSWORD = 'bench-admin-password';
@@ -28,17 +27,6 @@ const ESP32_HEAP_BYTES = 79 * 1024;
 /** Moddable's esp32s3 creation: 4,928 slots of 16 bytes (docs/firmware-bench.md). */
 const ESP32S3_SLOTS = 4928;
 
-function identity(n: number): DeviceIdentity {
-  const h = n.toString(16).padStart(4, '0').toUpperCase();
-  return { uuid: `bench-ctl-${n}`, role: 'controller', ethernetMac: `24:0A:C4:E0:${h.slice(0, 2)}:${h.slice(2)}`, wifiMac: `24:0A:C4:10:${h.slice(0, 2)}:${h.slice(2)}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
-}
-
-async function http(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: string) {
-  const res = await fetch(b.urls.ethernet + path, { method, headers, body });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-  return text ? JSON.parse(text) : undefined;
-}
 
 async function measure(board: XsBoard, work: () => Promise<unknown>): Promise<MeterTotals> {
   await board.idle();
