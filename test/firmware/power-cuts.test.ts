@@ -14,7 +14,7 @@ import { createMemoryBoard } from '../../firmware/src/platform/memory/board.ts';
 import { ManualClock } from '../../firmware/src/platform/memory/clock.ts';
 import { PowerCutError, PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { MemoryStorage } from '../../firmware/src/platform/memory/storage.ts';
-import { checkRecovered, login, PASSWORD, snapshot } from '../../tools/power-cuts/common.ts';
+import { checkRecovered, durableState, login, PASSWORD, snapshot, wholeStateProblems } from '../../tools/power-cuts/common.ts';
 import { runPowerCuts } from '../../tools/power-cuts/engine.ts';
 import { access } from '../../tools/power-cuts/memory.ts';
 
@@ -28,7 +28,7 @@ describe('power cuts', () => {
     expect(report.byPlatform.memory.injected).toBeGreaterThanOrEqual(1000);
     expect(report.byPlatform.xs.injected).toBeGreaterThanOrEqual(24);
     expect(report.recovered).toBe(report.injected);
-    for (const name of ['local backup PUT', 'cloud backup retrieve', 'record PUT (new controller)', 'record DELETE', 'target procedure wipe and copy', 'event log', 'local backup PUT (XS)', 'cloud backup retrieve (XS)', 'target procedure wipe and copy (XS)', 'boot: repair and event log (XS)']) {
+    for (const name of ['local backup PUT', 'cloud backup retrieve', 'record PUT (new controller)', 'record DELETE', 'target procedure wipe and copy', 'event log', 'factory reset', 'local backup PUT (XS)', 'cloud backup retrieve (XS)', 'target procedure wipe and copy (XS)', 'boot: repair and event log (XS)', 'factory reset (XS)']) {
       expect(report.byScenario[name]?.injected, name).toBeGreaterThan(0);
     }
   }, 120_000);
@@ -109,5 +109,15 @@ describe('power cuts', () => {
     expect(problems).toMatch(/sidecar .* disagrees/);
     expect(problems).toMatch(/temporary file left: \/records\/clients\/lamp-9\.tmp/);
     expect(problems).toMatch(/controllers\/ctl-a is neither old/);
+  });
+
+  it('the whole-state check catches a half-done factory reset: records gone, password and backup kept', () => {
+    const files = (m: Record<string, string>) => new Map(Object.entries(m).map(([p, v]) => [p, bytes(v)]));
+    const old = durableState(files({ '/backup.json': '{}', '/config/admin-password': 'pw', '/records/clients/lamp-a': 'r', '/log/0000000001': '{}' }));
+    const neu = durableState(files({ '/log/0000000002': '{}' }));
+    expect(wholeStateProblems(files({ '/backup.json': '{}', '/config/admin-password': 'pw', '/records/clients/lamp-a': 'r' }), old, neu)).toEqual([]);
+    expect(wholeStateProblems(files({ '/log/0000000009': '{"x":1}' }), old, neu)).toEqual([]);
+    const half = wholeStateProblems(files({ '/backup.json': '{}', '/config/admin-password': 'pw' }), old, neu);
+    expect(half.join('')).toMatch(/half done: neither the old state \(differs at \/records\/clients\/lamp-a\)/);
   });
 });

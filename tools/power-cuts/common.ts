@@ -137,6 +137,27 @@ export async function checkRecovered(b: BoardAccess, old: FlashState, neu: Flash
   return problems;
 }
 
+/**
+ * Everything durable on a board's flash but its event log, as one comparable string (each file's
+ * path and SHA-256): for operations that must happen all or not at all (factory-reset).
+ */
+export function durableState(files: Map<string, Uint8Array>): string {
+  const out: Record<string, string> = {};
+  for (const p of [...files.keys()].sort()) if (!p.startsWith(`${EVENT_LOG_FOLDER}/`)) out[p] = sha256Hex(files.get(p)!);
+  return JSON.stringify(out);
+}
+
+/** The durable state is the old one or the new one as a whole; otherwise, which files make it a mix. */
+export function wholeStateProblems(files: Map<string, Uint8Array>, old: string, neu: string): string[] {
+  const now = durableState(files);
+  if (now === old || now === neu) return [];
+  const [o, n, c] = [old, neu, now].map((s) => JSON.parse(s) as Record<string, string>);
+  const paths = [...new Set([...Object.keys(o!), ...Object.keys(n!), ...Object.keys(c!)])].sort();
+  const notOld = paths.filter((p) => o![p] !== c![p]);
+  const notNew = paths.filter((p) => n![p] !== c![p]);
+  return [`half done: neither the old state (differs at ${notOld.join(', ')}) nor the new one (differs at ${notNew.join(', ')})`];
+}
+
 /** The whole flash of a board, for a report of a loss. */
 export function describeFiles(files: Map<string, Uint8Array>): string {
   return [...files].map(([p, b]) => `${p} (${b.length} B)`).sort().join(', ');

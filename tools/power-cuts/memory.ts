@@ -15,7 +15,9 @@ import { ManualClock } from '../../firmware/src/platform/memory/clock.ts';
 import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { MemoryStorage } from '../../firmware/src/platform/memory/storage.ts';
 import { call, clientConfig, type TestBoard } from '../../firmware/test-cases/fixtures.ts';
-import { checkRecovered, controllerIdentity, describeFiles, login, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, type BoardAccess, type FlashState } from './common.ts';
+import { writeFileAtomically } from '../../firmware/src/core/flash.ts';
+import { PROVISIONING_INCOMPLETE_PATH } from '../../firmware/src/core/procedures/target.ts';
+import { checkRecovered, controllerIdentity, describeFiles, durableState, login, wholeStateProblems, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, type BoardAccess, type FlashState } from './common.ts';
 
 export interface Tally {
   injected: number;
@@ -33,8 +35,11 @@ const identity = (uuid: string, n: number) => controllerIdentity(uuid, n, 'memor
 
 let boardSeed = 1;
 
-/** One power-up of a board: a new Device (new RAM) on the given flash. */
-function powerUp(o: { identity: DeviceIdentity; fuseKeyHex: string; storage: MemoryStorage; air?: MemoryAir; clock?: ManualClock; internet?: (r: ClientRequest) => Promise<ClientResponse> }): TestBoard {
+/**
+ * One power-up of a board: a new Device (new RAM) on the given flash; `factoryPassword: false`
+ * boots it without a factory admin password (as a board comes out of a factory reset).
+ */
+function powerUp(o: { identity: DeviceIdentity; fuseKeyHex: string; storage: MemoryStorage; air?: MemoryAir; clock?: ManualClock; internet?: (r: ClientRequest) => Promise<ClientResponse>; factoryPassword?: false }): TestBoard {
   const mb = createMemoryBoard({
     identity: o.identity,
     fuseKeyHex: o.fuseKeyHex,
@@ -44,7 +49,7 @@ function powerUp(o: { identity: DeviceIdentity; fuseKeyHex: string; storage: Mem
     seed: boardSeed++,
     ...(o.internet ? { internet: o.internet } : {}),
   });
-  return { ...mb, identity: o.identity, device: new Device(mb.hal, { initialAdminPassword: PASSWORD }) };
+  return { ...mb, identity: o.identity, device: new Device(mb.hal, o.factoryPassword === false ? {} : { initialAdminPassword: PASSWORD }) };
 }
 
 export function access(tb: TestBoard): BoardAccess {
@@ -88,6 +93,11 @@ interface Scenario {
   setup(storage: MemoryStorage): Promise<Setup>;
   /** Whether the board may say it is configured only with the complete new state. */
   configuredMeansNew?: boolean;
+  /**
+   * All or nothing: after the cut the whole durable state (every file but the event log, byte for
+   * byte) must be the old one or the new one, not some items old and others new.
+   */
+  wholeState?: boolean;
 }
 
 interface Setup {
@@ -95,6 +105,8 @@ interface Setup {
   act: (b: TestBoard) => Promise<unknown>;
   boot: (storage: MemoryStorage) => TestBoard;
   check?: (b: TestBoard) => Promise<string[]>;
+  /** Right after every boot that is checked (after the whole state is taken): e.g. set a password again. */
+  afterBoot?: (b: TestBoard) => Promise<void>;
 }
 
 export interface MemoryContext {
@@ -194,6 +206,7 @@ export function memoryScenarios(ctx: MemoryContext): Scenario[] {
       },
     },
     targetScenario(),
+    factoryResetScenario(ctx),
     {
       name: 'event log',
       weight: 2,
@@ -225,6 +238,56 @@ export function memoryScenarios(ctx: MemoryContext): Scenario[] {
       },
     },
   ];
+}
+
+/** A line typed on the board's serial console; its OK/ERR answer. */
+async function typeLine(tb: TestBoard, line: string): Promise<string> {
+  const before = tb.consoleOut.length;
+  await tb.device.console.dispatch(line);
+  return tb.consoleOut.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR ')) ?? '(no answer)';
+}
+
+/**
+ * The console's factory-reset (docs/storage.md, "Factory reset"): from a board holding records, a
+ * backup, a cloud URL, an admin password set on the console and an unfinished provisioning's marker,
+ * a cut anywhere leaves, after the next boot, all of it or none of it. The board has no factory
+ * password, so a finished reset shows as "no password" until one is set on the console again.
+ */
+function factoryResetScenario(ctx: MemoryContext): Scenario {
+  const id = identity('pc-reset', 8);
+  const fuse = '38'.repeat(32);
+  const boot = (s: MemoryStorage) => powerUp({ identity: id, fuseKeyHex: fuse, storage: s, factoryPassword: false });
+  const setPassword = async (b: TestBoard) => {
+    const answer = await typeLine(b, `password ${PASSWORD}`);
+    if (!answer.startsWith('OK ')) throw new Error(`password: ${answer}`);
+  };
+  return {
+    name: 'factory reset',
+    weight: 2,
+    wholeState: true,
+    async setup(storage) {
+      const board = boot(storage);
+      await board.device.boot();
+      await setPassword(board);
+      const auth = await login(access(board));
+      await seedRecords(board, auth);
+      await put(board, auth, '/backup', OLD_BACKUP);
+      await put(board, auth, '/api/cloud', { url: ctx.cloudUrl });
+      // Last (a configuration write through the API removes it): an unfinished provisioning's marker.
+      writeFileAtomically(storage, PROVISIONING_INCOMPLETE_PATH, new TextEncoder().encode(id.uuid));
+      return {
+        board,
+        boot,
+        act: async (b) => {
+          const answer = await typeLine(b, 'factory-reset');
+          if (!answer.startsWith('OK ') && !b.storage.power?.off) throw new Error(`factory-reset: ${answer}`);
+        },
+        afterBoot: async (b) => {
+          if (!b.device.visual.hasPassword()) await setPassword(b);
+        },
+      };
+    },
+  };
 }
 
 /** Spec 3.6 on the target: wipe (step 5) and copy (step 6), from a source that is not cut. */
@@ -285,21 +348,27 @@ export interface ScenarioPlan {
   ops: number;
   old: FlashState;
   neu: FlashState;
+  /** With wholeState: the durable state after the uncut operation (durableState). */
+  neuWhole?: string;
 }
 
 /** The operation run once without a cut: how many storage operations it makes, and the new state. */
 export async function plan(scenario: Scenario): Promise<ScenarioPlan> {
   const power = new PowerSwitch(1);
   const storage = new MemoryStorage(power);
-  const { board, act, boot } = await scenario.setup(storage);
+  const { board, act, boot, afterBoot } = await scenario.setup(storage);
+  const oldWhole = durableState(storage.files);
   const old = await snapshot(access(board), await login(access(board)));
   power.arm(null);
   await act(board);
   const ops = power.ops;
   const after = boot(storage);
   await after.device.boot();
+  const neuWhole = durableState(storage.files);
+  if (scenario.wholeState && neuWhole === oldWhole) throw new Error(`${scenario.name}: the operation changed nothing durable`);
+  await afterBoot?.(after);
   const neu = await snapshot(access(after), await login(access(after)));
-  return { scenario, ops, old, neu };
+  return { scenario, ops, old, neu, ...(scenario.wholeState ? { neuWhole } : {}) };
 }
 
 /**
@@ -309,7 +378,9 @@ export async function plan(scenario: Scenario): Promise<ScenarioPlan> {
 export async function trial(p: ScenarioPlan, seed: number, at: number, cutRecoveryAt: number | null): Promise<TrialResult> {
   const power = new PowerSwitch(seed);
   const storage = new MemoryStorage(power);
-  const { board, act, boot, check } = await p.scenario.setup(storage);
+  const { board, act, boot, check, afterBoot } = await p.scenario.setup(storage);
+  // This board's own old state (records are encrypted with fresh nonces: not the plan's bytes).
+  const oldWhole = durableState(storage.files);
   power.arm(at);
   try {
     await act(board);
@@ -337,7 +408,9 @@ export async function trial(p: ScenarioPlan, seed: number, at: number, cutRecove
   let problems: string[];
   try {
     await again.device.boot();
-    problems = await checkRecovered(access(again), p.old, p.neu, p.scenario.configuredMeansNew && again.device.status().configured === true ? { mustBe: p.neu } : {});
+    problems = p.neuWhole !== undefined ? wholeStateProblems(storage.files, oldWhole, p.neuWhole) : [];
+    await afterBoot?.(again);
+    problems.push(...await checkRecovered(access(again), p.old, p.neu, p.scenario.configuredMeansNew && again.device.status().configured === true ? { mustBe: p.neu } : {}));
     if (check) problems.push(...(await check(again)));
   } catch (err) {
     problems = [`boot after the cut failed: ${err instanceof Error ? err.stack : String(err)}`];

@@ -10,7 +10,7 @@ import { XsBoard } from '../../firmware/host/xs-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { clientConfig } from '../../firmware/test-cases/fixtures.ts';
-import { checkRecovered, controllerIdentity, describeFiles, login, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, type Answer, type BoardAccess, type FlashState } from './common.ts';
+import { checkRecovered, controllerIdentity, describeFiles, durableState, login, wholeStateProblems, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, type Answer, type BoardAccess, type FlashState } from './common.ts';
 import type { TrialResult } from './memory.ts';
 
 const identity = (uuid: string, n: number) => controllerIdentity(uuid, n, 'xs');
@@ -51,11 +51,14 @@ export function flashFiles(root: string): Map<string, Uint8Array> {
   return out;
 }
 
-/** A board on a flash folder whose power the switch controls; not booted yet. */
-async function powerUp(o: { identity: DeviceIdentity; fuseKeyHex: string; flashDir: string; power: PowerSwitch; air?: VirtualAir }): Promise<XsBoard> {
+/**
+ * A board on a flash folder whose power the switch controls; not booted yet. `factoryPassword:
+ * false`: no factory admin password (as a board comes out of a factory reset).
+ */
+async function powerUp(o: { identity: DeviceIdentity; fuseKeyHex: string; flashDir: string; power: PowerSwitch; air?: VirtualAir; factoryPassword?: false }): Promise<XsBoard> {
   // `flash` reaches the board's FlashFolder (FlashFolderOptions); built apart so it type-checks
   // whether or not this version of XsBoardOptions names it.
-  const options = { identity: o.identity, fuseKeyHex: o.fuseKeyHex, flashDir: o.flashDir, adminPassword: PASSWORD, deferBoot: true, flash: { power: o.power }, ...(o.air ? { air: o.air } : {}) };
+  const options = { identity: o.identity, fuseKeyHex: o.fuseKeyHex, flashDir: o.flashDir, ...(o.factoryPassword === false ? {} : { adminPassword: PASSWORD }), deferBoot: true, flash: { power: o.power }, ...(o.air ? { air: o.air } : {}) };
   return XsBoard.start(options);
 }
 
@@ -165,7 +168,8 @@ export async function xsTrials(ctx: XsContext, cuts: number, seed: number, progr
 
     const targetShare = Math.max(1, Math.floor(cuts / 6));
     const bootShare = Math.max(1, Math.floor(cuts / 6));
-    for (let t = 0; t < cuts - targetShare; t++) {
+    const resetShare = Math.max(1, Math.floor(cuts / 8));
+    for (let t = 0; t < cuts - targetShare - resetShare; t++) {
       if (t < bootShare) {
         const at = 1 + rng.pick(bootOps);
         const before = await snapshot(a(), await login(a()));
@@ -207,6 +211,10 @@ export async function xsTrials(ctx: XsContext, cuts: number, seed: number, progr
       results.push(r);
       progress(r);
     }
+    for (const r of await factoryResetTrials(ctx, resetShare, seed)) {
+      results.push(r);
+      progress(r);
+    }
   } finally {
     await board.close();
   }
@@ -216,6 +224,96 @@ export async function xsTrials(ctx: XsContext, cuts: number, seed: number, progr
 function done(scenario: string, cuts: number, problems: string[], cut: PowerSwitch['cut'], flashDir: string): TrialResult {
   if (problems.length === 0) return { scenario, cuts, problems };
   return { scenario, cuts, problems: [`cut during ${cut ? `${cut.op} ${cut.path} (operation ${cut.at})` : 'nothing'}: ${problems.join('; ')}; flash: ${describeFiles(flashFiles(flashDir))}`] };
+}
+
+/**
+ * The serial console's factory-reset on a virtual board (docs/storage.md, "Factory reset"), typed
+ * on its console: from records, a backup, a cloud URL and an admin password set on the console, a
+ * cut anywhere leaves, after the next boot, all of it or none of it (the whole flash but the event
+ * log, byte for byte), then the usual checks. The board has no factory password: a finished reset
+ * leaves none, and the console sets it again so the API can be read.
+ */
+async function factoryResetTrials(ctx: XsContext, cuts: number, seed: number): Promise<TrialResult[]> {
+  const me = identity('pc-xs-reset', 4);
+  const fuse = '44'.repeat(32);
+  const flashDir = join(ctx.dir, 'xs-reset');
+  mkdirSync(flashDir, { recursive: true });
+  const power = new PowerSwitch(seed ^ 0xfac7);
+  const rng = new PowerSwitch(seed ^ 0x4e5e7);
+  const start = () => powerUp({ identity: me, fuseKeyHex: fuse, flashDir, power, factoryPassword: false });
+  let board = await start();
+  const a = () => xsAccess(board, flashDir);
+  const out: TrialResult[] = [];
+  const restart = async (armAt: number | null): Promise<boolean> => {
+    await board.close();
+    power.restore();
+    board = await start();
+    power.arm(armAt);
+    try {
+      await board.boot();
+    } catch {
+      /* cut while booting */
+    }
+    if (power.off) {
+      await restart(null);
+      return true;
+    }
+    power.arm(null);
+    return false;
+  };
+  const ensurePassword = async () => {
+    if (flashFiles(flashDir).has('/config/admin-password')) return;
+    const answer = await board.typeLine(`password ${PASSWORD}`);
+    if (!answer.startsWith('OK ')) throw new Error(`password: ${answer}`);
+  };
+  const prep = async () => {
+    await ensurePassword();
+    const auth = await login(a());
+    await ok(a(), auth, 'PUT', '/backup', OLD_BACKUP);
+    await ok(a(), auth, 'PUT', '/api/controllers/ctl-a', { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
+    await ok(a(), auth, 'PUT', '/api/clients/lamp-a', clientConfig('02:00:00:C0:00:0A'));
+    await ok(a(), auth, 'PUT', '/api/clients/lamp-b', clientConfig('02:00:00:C0:00:0B'));
+    await ok(a(), auth, 'PUT', '/api/cloud', { url: ctx.cloudUrl });
+    return { old: await snapshot(a(), auth), oldWhole: durableState(flashFiles(flashDir)) };
+  };
+  try {
+    await board.boot();
+    // The uncut reset: its storage operations and the state it leaves.
+    await prep();
+    power.arm(null);
+    const answer = await board.typeLine('factory-reset');
+    if (!answer.startsWith('OK ')) throw new Error(`factory-reset: ${answer}`);
+    const ops = power.ops;
+    await restart(null);
+    const neuWhole = durableState(flashFiles(flashDir));
+    await ensurePassword();
+    const neu = await snapshot(a(), await login(a()));
+
+    for (let t = 0; t < cuts; t++) {
+      const { old, oldWhole } = await prep();
+      const at = 1 + ((t * 5 + rng.pick(ops)) % ops);
+      power.arm(at);
+      try {
+        await board.typeLine('factory-reset');
+      } catch {
+        /* no answer: the board lost its power */
+      }
+      const cut = power.cut;
+      // Every other time the boot after the cut is cut too, early: while it finishes the reset.
+      const recoveryCut = await restart(t % 2 === 1 ? 1 + rng.pick(6) : null);
+      let problems: string[];
+      if (!cut) problems = [`no cut at operation ${at} of ${ops}`];
+      else {
+        problems = wholeStateProblems(flashFiles(flashDir), oldWhole, neuWhole);
+        await ensurePassword();
+        problems.push(...(await checkRecovered(a(), old, neu)));
+      }
+      out.push(done('factory reset (XS)', cut ? (recoveryCut ? 2 : 1) : 0, problems, cut, flashDir));
+    }
+  } finally {
+    await board.close();
+  }
+  return out;
 }
 
 /** Spec 3.6 on a virtual target in XS, from a source board over the virtual air. */

@@ -12,7 +12,7 @@ import { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { COMMANDS, ConsoleProtocol } from './console/console.ts';
 import { deriveBackupKey, deriveIdentityKey, deriveStorageKey } from './crypto/device-keys.ts';
-import { recoverStorage } from './flash.ts';
+import { recoverStorage, runFactoryReset } from './flash.ts';
 import { checkAndInstall } from './ota/client.ts';
 import { clientProvisioningAttempt, startClientNormalMode, storedClientConfiguration, type ClientAttempt } from './procedures/client.ts';
 import { controllerConfiguration, PROVISIONING_INCOMPLETE_PATH, runTargetProcedure, type TargetOutcome } from './procedures/target.ts';
@@ -128,8 +128,10 @@ export class Device {
   /** Boot: repair interrupted writes, serve the API, start the timers, provision if unconfigured. */
   async boot(): Promise<BootResult> {
     const me = this.hal.system.identity();
-    // Power cuts: the backup and its sidecar made to agree, temporary files removed (docs/storage.md).
-    recoverStorage(this.hal.storage, { local: this.local });
+    // Power cuts: the backup and its sidecar made to agree, temporary files removed, an interrupted
+    // factory reset finished (docs/storage.md).
+    const repaired = recoverStorage(this.hal.storage, { local: this.local, factoryReset: () => this.factoryResetSteps() });
+    if (repaired.factoryResetFinished !== null) this.log('warning', 'boot', `a factory reset was interrupted by a power cut: finished now (${repaired.factoryResetFinished} records removed)`);
     if (this.options.initialAdminPassword && !this.visual.hasPassword()) this.visual.setPassword(this.options.initialAdminPassword);
     // A controller serves its API on Ethernet and on its SoftAP (provisioning); a client, which has
     // neither, on its Wi-Fi station interface, reachable once it has joined the site network
@@ -206,13 +208,22 @@ export class Device {
     });
     c.on('ota check', () => checkAndInstall(this.hal, { reboot: true }));
     c.on('factory-reset', () => {
-      const records = this.records.clear();
-      this.local.remove();
-      writeCloudConfig(this.hal.storage, null);
-      this.hal.storage.remove('/config/admin-password');
-      this.hal.storage.remove(PROVISIONING_INCOMPLETE_PATH);
+      // All or nothing across a power cut: a marker first, the steps, the marker last; a marker
+      // found at boot finishes the reset (recoverStorage; docs/storage.md, "Factory reset").
+      const records = runFactoryReset(this.hal.storage, () => this.factoryResetSteps());
+      this.log('info', 'console', `factory reset: ${records} records, the local backup, the cloud URL and the admin password removed; rebooting`);
       this.hal.timers.setTimeout(() => this.hal.system.reboot('factory reset'), 0);
       return { removed_records: records, rebooting: true };
     });
+  }
+
+  /** What a factory reset removes; each step idempotent (removals only), so a reset may run again. */
+  private factoryResetSteps(): number {
+    const records = this.records.clear();
+    this.local.remove();
+    writeCloudConfig(this.hal.storage, null);
+    this.hal.storage.remove('/config/admin-password');
+    this.hal.storage.remove(PROVISIONING_INCOMPLETE_PATH);
+    return records;
   }
 }
