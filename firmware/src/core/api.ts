@@ -8,7 +8,7 @@ import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { utf8Encode } from './bytes.ts';
 import { DeviceError, errors } from './http/errors.ts';
 import { drain, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
-import { Router } from './http/router.ts';
+import { matchRoute, type Route } from './http/router.ts';
 import { isUuid, normalizeMac, UUID_RULE } from './ids.ts';
 import type { ProvisioningMode } from './provisioning/mode.ts';
 import type { ProvisioningToken, ProvisioningTokens } from './provisioning/tokens.ts';
@@ -44,28 +44,35 @@ function ifNoneMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((v) => v.trim().replace(/^W\//, '').replace(/^"|"$/g, '').toLowerCase() === etag);
 }
 
+/** A route's handler: called with the API, the request, the path's params and the caller's token. */
+type RouteRun = (api: DeviceApi, req: HttpRequest, params: Record<string, string>, token: ProvisioningToken | null) => Promise<HttpResponse>;
+
+interface ApiRoute extends Route {
+  readonly access: Access;
+  readonly run: RouteRun;
+}
+
+function route(method: string, pattern: string, access: Access, run: RouteRun): ApiRoute {
+  return Object.freeze({ method, pattern, access, run });
+}
+
 export class DeviceApi {
-  private readonly router = new Router();
   /**
-   * Debug builds only (the `fault` console command): record reads that fail with 500, so a bench
-   * can produce the count-mismatch outcomes of spec 3.6 on any board, real or virtual.
+   * The routes, in match order (a 405 lists the allowed methods in this order). One static table,
+   * not per-instance closures: built when the module loads, it is in flash on a device (preloaded)
+   * and costs the slot heap nothing (docs/firmware-bench.md).
    */
-  readonly faults = new Set<string>();
-
-  constructor(private readonly s: ApiServices) {
-    const r = this.router;
-    const add = (method: string, pattern: string, access: Access, fn: (req: HttpRequest, p: Record<string, string>, t: ProvisioningToken | null) => Promise<HttpResponse>) =>
-      r.add(method, pattern, async (req, params) => fn(req, params, this.authorize(req, access)));
-
+  private static readonly routes: readonly ApiRoute[] = Object.freeze([
     // Throttled (docs/firmware-login-throttle.md): during a back-off the password is not even checked.
-    add('POST', '/api/login', 'open', async (req) =>
-      this.throttled(s.visual.throttle, [401], req, async () => jsonResponse(200, s.visual.login((await readJsonBody(req.body, 1024) as { password?: unknown } | null)?.password))),
-    );
-    add('GET', '/api/status', 'visual', async () => jsonResponse(200, s.status()));
+    route('POST', '/api/login', 'open', async (api, req) =>
+      api.throttled(api.s.visual.throttle, [401], req, async () => jsonResponse(200, api.s.visual.login((await readJsonBody(req.body, 1024) as { password?: unknown } | null)?.password))),
+    ),
+    route('GET', '/api/status', 'visual', async (api) => jsonResponse(200, api.s.status())),
 
-    add('HEAD', '/backup', 'visual-or-provisioning', async (req, _p, t) => this.getBackup(req, t, false));
-    add('GET', '/backup', 'visual-or-provisioning', async (req, _p, t) => this.getBackup(req, t, true));
-    add('PUT', '/backup', 'visual', async (req) => {
+    route('HEAD', '/backup', 'visual-or-provisioning', async (api, req, _p, t) => api.getBackup(req, t, false)),
+    route('GET', '/backup', 'visual-or-provisioning', async (api, req, _p, t) => api.getBackup(req, t, true)),
+    route('PUT', '/backup', 'visual', async (api, req) => {
+      const s = api.s;
       const declared = Number(req.headers['content-length']);
       if (declared > s.settings.maxLocalBackupBytes) {
         await drain(req.body);
@@ -74,66 +81,80 @@ export class DeviceApi {
       const { etag, size } = await s.local.write(req.body);
       s.configuredLocally?.();
       return jsonResponse(200, { etag, size }, { etag: quoted(etag) });
-    });
-    add('DELETE', '/backup', 'visual', async () => {
-      if (!s.local.remove()) throw errors.notFound('no_backup', 'No backup exists');
+    }),
+    route('DELETE', '/backup', 'visual', async (api) => {
+      if (!api.s.local.remove()) throw errors.notFound('no_backup', 'No backup exists');
       return emptyResponse(204);
-    });
+    }),
 
-    add('POST', '/api/cloud-backup', 'visual', async () => jsonResponse(200, await s.cloud.push()));
-    add('GET', '/api/cloud-backup', 'visual', async () => {
-      const { etag, size } = await s.cloud.retrieve();
-      s.configuredLocally?.();
-      return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(size), etag: quoted(etag) }, body: s.local.reader() };
-    });
-    add('DELETE', '/api/cloud-backup', 'visual', async () => {
-      await s.cloud.remove();
+    route('POST', '/api/cloud-backup', 'visual', async (api) => jsonResponse(200, await api.s.cloud.push())),
+    route('GET', '/api/cloud-backup', 'visual', async (api) => {
+      const { etag, size } = await api.s.cloud.retrieve();
+      api.s.configuredLocally?.();
+      return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(size), etag: quoted(etag) }, body: api.s.local.reader() };
+    }),
+    route('DELETE', '/api/cloud-backup', 'visual', async (api) => {
+      await api.s.cloud.remove();
       return emptyResponse(204);
-    });
-    add('GET', '/api/cloud', 'visual', async () => jsonResponse(200, { url: readCloudConfig(s.storage)?.url ?? null }));
-    add('PUT', '/api/cloud', 'visual', async (req) => {
+    }),
+    route('GET', '/api/cloud', 'visual', async (api) => jsonResponse(200, { url: readCloudConfig(api.s.storage)?.url ?? null })),
+    route('PUT', '/api/cloud', 'visual', async (api, req) => {
       const url = (await readJsonBody(req.body, 2048) as { url?: unknown } | null)?.url;
-      if (url === null) writeCloudConfig(s.storage, null);
-      else if (typeof url === 'string' && /^https?:\/\/[^\s/]+[^\s]*$/.test(url) && url.length <= 512) writeCloudConfig(s.storage, { url });
+      if (url === null) writeCloudConfig(api.s.storage, null);
+      else if (typeof url === 'string' && /^https?:\/\/[^\s/]+[^\s]*$/.test(url) && url.length <= 512) writeCloudConfig(api.s.storage, { url });
       else throw errors.badRequest('invalid_cloud_url', 'url must be an http(s) URL, or null to forget the cloud');
-      return jsonResponse(200, { url: readCloudConfig(s.storage)?.url ?? null });
-    });
+      return jsonResponse(200, { url: readCloudConfig(api.s.storage)?.url ?? null });
+    }),
 
-    add('PUT', '/api/provisioning', 'visual', async () => jsonResponse(200, await s.mode.enable()));
+    route('PUT', '/api/provisioning', 'visual', async (api) => jsonResponse(200, await api.s.mode.enable())),
     // 409 names why the mode last stopped (docs/firmware-api.md).
-    add('GET', '/api/provisioning', 'visual', async () => {
-      this.requireMode();
-      return jsonResponse(200, s.mode.status());
-    });
-    add('DELETE', '/api/provisioning', 'visual', async () => {
-      this.requireMode();
-      await s.mode.disable('request');
+    route('GET', '/api/provisioning', 'visual', async (api) => {
+      api.requireMode();
+      return jsonResponse(200, api.s.mode.status());
+    }),
+    route('DELETE', '/api/provisioning', 'visual', async (api) => {
+      api.requireMode();
+      await api.s.mode.disable('request');
       return emptyResponse(204);
-    });
-    add('POST', '/api/provisioning/token', 'open', async (req) => this.exchange(req));
+    }),
+    route('POST', '/api/provisioning/token', 'open', async (api, req) => api.exchange(req)),
 
-    for (const kind of ['controllers', 'clients'] as const) {
-      add('GET', `/api/${kind}`, 'visual-or-provisioning', async (_req, _p, t) => {
-        this.tokenMayRead(t, kind, null);
-        return jsonResponse(200, s.records.list(kind));
-      });
-      add('GET', `/api/${kind}/{uuid}`, 'visual-or-provisioning', async (_req, p, t) => {
-        const uuid = this.uuidParam(p);
-        this.tokenMayRead(t, kind, uuid);
-        if (this.faults.has(`${kind}/${uuid}`)) throw new DeviceError(500, 'injected_fault', `Fault injected on ${kind}/${uuid}`);
-        const text = s.records.getText(kind, uuid);
+    ...DeviceApi.recordRoutes('controllers'),
+    ...DeviceApi.recordRoutes('clients'),
+  ]);
+
+  /** The four routes of one record kind. */
+  private static recordRoutes(kind: RecordKind): ApiRoute[] {
+    return [
+      route('GET', `/api/${kind}`, 'visual-or-provisioning', async (api, _req, _p, t) => {
+        api.tokenMayRead(t, kind, null);
+        return jsonResponse(200, api.s.records.list(kind));
+      }),
+      route('GET', `/api/${kind}/{uuid}`, 'visual-or-provisioning', async (api, _req, p, t) => {
+        const uuid = api.uuidParam(p);
+        api.tokenMayRead(t, kind, uuid);
+        if (api.faults.has(`${kind}/${uuid}`)) throw new DeviceError(500, 'injected_fault', `Fault injected on ${kind}/${uuid}`);
+        const text = api.s.records.getText(kind, uuid);
         if (text === null) throw errors.notFound('record_not_found', `No ${kind.slice(0, -1)} record ${uuid}`);
         // The stored text as it is (it was checked when it was written): one record in memory, once.
         const bytes = utf8Encode(text);
         return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: bytes };
-      });
-      add('PUT', `/api/${kind}/{uuid}`, 'visual', async (req, p) => this.putRecord(kind, this.uuidParam(p), req));
-      add('DELETE', `/api/${kind}/{uuid}`, 'visual', async (_req, p) => {
-        if (!s.records.remove(kind, this.uuidParam(p))) throw errors.notFound('record_not_found', 'No such record');
+      }),
+      route('PUT', `/api/${kind}/{uuid}`, 'visual', async (api, req, p) => api.putRecord(kind, api.uuidParam(p), req)),
+      route('DELETE', `/api/${kind}/{uuid}`, 'visual', async (api, _req, p) => {
+        if (!api.s.records.remove(kind, api.uuidParam(p))) throw errors.notFound('record_not_found', 'No such record');
         return emptyResponse(204);
-      });
-    }
+      }),
+    ];
   }
+
+  /**
+   * Debug builds only (the `fault` console command): record reads that fail with 500, so a bench
+   * can produce the count-mismatch outcomes of spec 3.6 on any board, real or virtual.
+   */
+  readonly faults = new Set<string>();
+
+  constructor(private readonly s: ApiServices) {}
 
   /** The whole API: never throws; errors become JSON answers. */
   async handle(req: HttpRequest): Promise<HttpResponse> {
@@ -143,14 +164,13 @@ export class DeviceApi {
         await drain(req.body);
         throw errors.forbidden('provisioning_token_not_on_softap', 'The provisioning-token header is only accepted on the SoftAP interface');
       }
-      const m = this.router.match(req.method, req.path);
+      const m = matchRoute(DeviceApi.routes, req.method, req.path);
       if ('methods' in m) {
         await drain(req.body);
         if (m.methods.length === 0) throw errors.notFound('route_not_found', 'No such route');
         return jsonResponse(405, { error: 'method_not_allowed', message: `Allowed: ${m.methods.join(', ')}` }, { allow: m.methods.join(', ') });
       }
-      const res = await m.handler(req, m.params);
-      return res;
+      return await m.route.run(this, req, m.params, this.authorize(req, m.route.access));
     } catch (err) {
       if (err instanceof DeviceError) return errorResponse(err);
       this.s.log('error', `unhandled error on ${req.method} ${req.path}: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,43 +1,36 @@
-// A small method + path router for the device-local API: patterns like /api/clients/{uuid}.
+// Method + path matching for the device-local API over a static route table: patterns like
+// /api/clients/{uuid}, compared with the request path segment by segment.
+//
+// The table is a module constant (api.ts): preloaded, it is in flash on a device, so the routes cost
+// no slots of the slot heap, and matching makes no per-route arrays or objects (docs/firmware-bench.md).
 //
 // The platform hands the path over still percent-encoded (hal/network.ts); this is the one place it
 // is decoded: split on "/" first, then each segment decoded exactly once. So "%2F" inside a segment
 // never splits it, and "%252e" stays the three characters "%2e" (never "."): a route parameter is
 // never decoded twice. The handlers validate what they get (ids.ts for UUIDs).
-import type { HttpRequest, HttpResponse } from '../../hal/network.ts';
 import { errors } from './errors.ts';
 
-export type RouteHandler = (req: HttpRequest, params: Record<string, string>) => Promise<HttpResponse>;
-
-interface Route {
-  method: string;
-  segments: string[];
-  handler: RouteHandler;
+/** One entry of a route table: `pattern` starts with "/"; a segment `{name}` is a parameter. */
+export interface Route {
+  readonly method: string;
+  readonly pattern: string;
 }
 
-export class Router {
-  private readonly routes: Route[] = [];
-
-  add(method: string, pattern: string, handler: RouteHandler): this {
-    this.routes.push({ method, segments: pattern.split('/').slice(1), handler });
-    return this;
+/**
+ * The first route of `routes` for the request, with its params; `methods` lists, in table order,
+ * what the path allows when none matches. Throws 400 `invalid_path` when a segment is not valid
+ * percent-encoded UTF-8.
+ */
+export function matchRoute<R extends Route>(routes: readonly R[], method: string, path: string): { route: R; params: Record<string, string> } | { methods: string[] } {
+  const parts = decodeSegments(path);
+  const allowed: string[] = [];
+  for (const route of routes) {
+    const params = matchPattern(route.pattern, parts);
+    if (!params) continue;
+    if (route.method === method) return { route, params };
+    allowed.push(route.method);
   }
-
-  /**
-   * The handler and params for a request; `methods` lists what the path allows when none matches.
-   * Throws 400 `invalid_path` when a segment is not valid percent-encoded UTF-8.
-   */
-  match(method: string, path: string): { handler: RouteHandler; params: Record<string, string> } | { methods: string[] } {
-    const parts = decodeSegments(path);
-    const allowed: string[] = [];
-    for (const route of this.routes) {
-      const params = matchSegments(route.segments, parts);
-      if (!params) continue;
-      if (route.method === method) return { handler: route.handler, params };
-      allowed.push(route.method);
-    }
-    return { methods: allowed };
-  }
+  return { methods: allowed };
 }
 
 /** The path's segments, each percent-decoded once. */
@@ -55,18 +48,21 @@ export function decodeSegments(path: string): string[] {
     });
 }
 
-function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {
-  if (pattern.length !== parts.length) return null;
+/** The params when `parts` has the pattern's segments (a parameter matches any non-empty one), else null. */
+function matchPattern(pattern: string, parts: string[]): Record<string, string> | null {
   const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
-    const p = pattern[i]!;
-    const v = parts[i]!;
-    if (p.startsWith('{') && p.endsWith('}')) {
-      if (v === '') return null;
-      params[p.slice(1, -1)] = v;
-    } else if (p !== v) {
+  let start = 1; // the pattern's current segment is pattern[start, end)
+  for (const part of parts) {
+    if (start > pattern.length) return null; // the path has more segments
+    let end = pattern.indexOf('/', start);
+    if (end < 0) end = pattern.length;
+    if (pattern[start] === '{' && pattern[end - 1] === '}') {
+      if (part === '') return null;
+      params[pattern.slice(start + 1, end - 1)] = part;
+    } else if (end - start !== part.length || !pattern.startsWith(part, start)) {
       return null;
     }
+    start = end + 1;
   }
-  return params;
+  return start > pattern.length ? params : null; // else the pattern has more segments
 }
