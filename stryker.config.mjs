@@ -47,6 +47,11 @@ export const MUTATION_TESTS = [
   'test/cloud/appconfig.test.ts',
   'test/cloud/admin-public-key.test.ts',
   'test/cloud/jwt-canonical.test.ts',
+  'test/cloud/jwt-verifier.test.ts',
+  'test/cloud/appconfig-log.test.ts',
+  'test/cloud/device-signature-unit.test.ts',
+  'test/cloud/backup-records.test.ts',
+  'test/cloud/appconfig-bake.test.ts',
   'test/cloud/ota.test.ts',
 ];
 

@@ -17,8 +17,25 @@ export function equal<T>(actual: T, expected: T, what = 'value'): void {
   if (actual !== expected) throw new AssertionError(`${what}: expected ${show(expected)}, got ${show(actual)}`);
 }
 
+/**
+ * The value as compared by deepEqual: bytes in full (hex), not abbreviated as show() prints them for
+ * messages. (Comparing show()'s `<32 bytes>` made every byte comparison a length comparison.)
+ */
+function canonical(v: unknown): string {
+  try {
+    return JSON.stringify(v, (_k, x) =>
+      x instanceof Uint8Array ? `<bytes ${Array.from(x, (b) => (b < 16 ? '0' : '') + b.toString(16)).join('')}>` : typeof x === 'bigint' ? `${x}n` : x,
+    );
+  } catch {
+    return String(v);
+  }
+}
+
 export function deepEqual(actual: unknown, expected: unknown, what = 'value'): void {
-  if (show(actual) !== show(expected)) throw new AssertionError(`${what}: expected ${show(expected)}, got ${show(actual)}`);
+  if (canonical(actual) !== canonical(expected)) {
+    const full = actual instanceof Uint8Array || expected instanceof Uint8Array;
+    throw new AssertionError(`${what}: expected ${full ? canonical(expected) : show(expected)}, got ${full ? canonical(actual) : show(actual)}`);
+  }
 }
 
 export function ok(condition: unknown, what: string): void {

@@ -43,6 +43,9 @@ export const configurationCases: TestCase[] = [
         ['passphrase with spaces and ~', wifi({ password: ' pass ~ word ' })],
         ['64 hex digits', wifi({ password: 'aB'.repeat(32) })],
         ['host name', mqtt({ host: 'a-b.example.com' })],
+        ['host with labels of 63', mqtt({ host: `${'a'.repeat(63)}.${'b-c'.repeat(21)}` })],
+        ['host of one character', mqtt({ host: 'b' })],
+        ['host of 253', mqtt({ host: Array(51).fill('abcd').join('.').slice(0, 253) })],
         ['IPv4', mqtt({ host: '10.0.0.5' })],
         ['IPv6 literal', mqtt({ host: '[fe80::1]' })],
         ['port 1', mqtt({ port: 1 })],
@@ -73,8 +76,13 @@ export const configurationCases: TestCase[] = [
         ['host with a scheme', mqtt({ host: 'mqtt://b' }), 'mqtt.host'],
         ['host with a space', mqtt({ host: 'a b' }), 'mqtt.host'],
         ['host with a leading dash', mqtt({ host: '-a' }), 'mqtt.host'],
-        // Not here: a 64-character label ("a"*64 + ".com"), which V8 refuses but XS's RegExp accepts
-        // (reported with issue 13; the firmware runs on XS).
+        // DNS labels are at most 63 characters (RFC 1035 2.3.4): XS's RegExp once let 64 through.
+        ['host with a label of 64', mqtt({ host: `${'a'.repeat(64)}.com` }), 'mqtt.host'],
+        ['host of one label of 64', mqtt({ host: 'b'.repeat(64) }), 'mqtt.host'],
+        ['host with a last label of 64', mqtt({ host: `broker.${'c'.repeat(64)}` }), 'mqtt.host'],
+        ['host with a label of 100', mqtt({ host: `${'a'.repeat(100)}.com` }), 'mqtt.host'],
+        ['host with a trailing dash in a label', mqtt({ host: 'a-.example.com' }), 'mqtt.host'],
+        ['host with an empty label', mqtt({ host: 'a..example.com' }), 'mqtt.host'],
         ['host of 254', mqtt({ host: Array(51).fill('abcd').join('.').slice(0, 254) }), 'mqtt.host'],
         ['IPv6 not bracketed', mqtt({ host: 'fe80::1' }), 'mqtt.host'],
         ['IPv6 with junk after', mqtt({ host: '[fe80::1]x' }), 'mqtt.host'],

@@ -88,8 +88,13 @@ export function board(
     ...(o.brokers ? { brokers: o.brokers } : {}),
   });
   const device = new Device(mb.hal, { initialAdminPassword: ADMIN_PASSWORD, ...o.device });
-  return { ...mb, device, identity };
+  const tb = { ...mb, device, identity };
+  createdBoards.push(tb);
+  return tb;
 }
+
+/** Every board made by board() since the last clear: core.test.ts checks their event logs after each case. */
+export const createdBoards: TestBoard[] = [];
 
 export interface CallResult {
   status: number;

@@ -3,6 +3,7 @@
 // promise job before it replies; docs/xs-engine.md).
 import { utf8Decode, utf8Encode } from '../src/core/bytes.ts';
 import { caseGroups } from './all.ts';
+import { createdBoards } from './fixtures.ts';
 
 function answer(value: unknown): ArrayBuffer {
   const bytes = utf8Encode(JSON.stringify(value));
@@ -21,6 +22,7 @@ function answer(value: unknown): ArrayBuffer {
     out.result = answer({ ok: false, error: `no case ${request.group}#${request.index}` });
     return out;
   }
+  createdBoards.length = 0; // only core.test.ts inspects them; here they would pile up case after case
   testCase.run().then(
     () => (out.result = answer({ ok: true })),
     (err: unknown) => (out.result = answer({ ok: false, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) })),

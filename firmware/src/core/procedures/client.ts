@@ -87,7 +87,12 @@ export interface ConfigurationProblem {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+// A DNS host name: 1 to 253 characters, labels of 1 to 63 letters, digits and inner hyphens. The
+// lengths are checked in code, not with {0,61} in the pattern: XS's RegExp ignores the bound of a
+// counted repeat inside an optional group (/^a(?:a{0,61}a)?$/ matches 100 a's there), so such a
+// pattern let a 64-character label through on the device.
+const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/;
+const isHostName = (host: string): boolean => host.length >= 1 && host.length <= 253 && host.split('.').every((label) => label.length <= 63 && HOST_LABEL.test(label));
 const IPV6_LITERAL = /^\[[0-9A-Fa-f:.]{2,45}\]$/;
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END CERTIFICATE-----/g;
 const MAX_CA_BYTES = 8192;
@@ -150,7 +155,7 @@ export function clientConfigurationProblem(value: unknown): ConfigurationProblem
   }
   const mqtt = value.mqtt;
   if (!isObject(mqtt)) return { field: 'mqtt', reason: 'is missing (an object with host and port)' };
-  if (typeof mqtt.host !== 'string' || !(HOSTNAME.test(mqtt.host) || IPV6_LITERAL.test(mqtt.host))) return { field: 'mqtt.host', reason: 'must be a host name or an IP address' };
+  if (typeof mqtt.host !== 'string' || !(isHostName(mqtt.host) || IPV6_LITERAL.test(mqtt.host))) return { field: 'mqtt.host', reason: 'must be a host name or an IP address' };
   if (typeof mqtt.port !== 'number' || !Number.isInteger(mqtt.port) || mqtt.port < 1 || mqtt.port > 65535) return { field: 'mqtt.port', reason: 'must be an integer from 1 to 65535' };
   for (const key of ['username', 'password'] as const) {
     if (mqtt[key] !== undefined && (typeof mqtt[key] !== 'string' || (mqtt[key] as string).length > 256)) return { field: `mqtt.${key}`, reason: 'must be a string of at most 256 characters' };
