@@ -144,12 +144,6 @@ export function checkDevicePublicKey(pem: string): { key: KeyObject; pem: string
   return { key, pem: key.export({ type: 'spki', format: 'pem' }).toString() };
 }
 
-/** Parses an enrolled key; only ECDSA P-256 SPKI PEM is accepted. */
-export function parseDevicePublicKey(pem: string): KeyObject | null {
-  const checked = checkDevicePublicKey(pem);
-  return 'key' in checked ? checked.key : null;
-}
-
 /**
  * An enrolled key for verification: the same checks as enrollment (one PEM PUBLIC KEY block, SPKI,
  * public, EC on P-256) but without re-exporting the canonical PEM, which only enrollment stores

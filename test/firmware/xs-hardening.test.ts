@@ -132,12 +132,24 @@ describe('a board under bad clients', () => {
   });
 
   it('answers targets no URL parser takes, instead of dying', async () => {
-    for (const target of ['http://[/', 'http://x:99999/backup', '*', 'backup', 'http://[/health']) {
+    // Each target's own answer: an absolute-form target is routed by its path whatever its authority
+    // ("[" or a port out of range; the board is the host), so "/" and "/health" are 404 and "/backup"
+    // wants its token; a target that is neither absolute nor a path is 400 bad_request_target.
+    const expected: Array<[string, number, string]> = [
+      ['http://[/', 404, 'route_not_found'],
+      ['http://x:99999/backup', 401, 'missing_visual_token'],
+      ['*', 400, 'bad_request_target'],
+      ['backup', 400, 'bad_request_target'],
+      ['http://[/health', 404, 'route_not_found'],
+    ];
+    const seen: Array<[string, number, string]> = [];
+    for (const [target] of expected) {
       const a = await rawRequest(board.urls.ethernet!, `GET ${target} HTTP/1.1\r\nHost: b\r\n\r\n`).answer;
       expect(a, target).not.toBeNull();
-      expect([400, 401, 404], target).toContain(a!.status);
       expect(a!.json, target).toMatchObject({ error: expect.any(String), message: expect.any(String) });
+      seen.push([target, a!.status, a!.json.error]);
     }
+    expect(seen).toEqual(expected);
     // An absolute-form target is routed by its path.
     const abs = await rawRequest(board.urls.ethernet!, `GET http://board.local/backup HTTP/1.1\r\nHost: b\r\n\r\n`).answer;
     expectJsonError(abs, 401);
