@@ -102,6 +102,12 @@ export class SerialBoard implements BenchBoard {
     }
     if (status.role !== s.role) throw new BoardSetupError(`board ${s.id} is a ${status.role}; the rig says ${s.role}`);
     if (status.build !== s.build) throw new BoardSetupError(`board ${s.id} runs a ${status.build} build; the rig says ${s.build}`);
+    // The firmware's own MACs must be the ones the ROM gave: otherwise the port leads to another
+    // board than the one flashed and read (a USB hub renumbering mid-run), or the firmware derives
+    // its Ethernet MAC differently from ESP-IDF's base + 3; either way the rig's identity is wrong.
+    for (const [field, want] of [['wifi_mac', s.wifiMac], ['ethernet_mac', s.ethernetMac ?? null]] as const) {
+      if (status[field] !== undefined && status[field] !== want) throw new BoardSetupError(`board ${s.id}: the firmware's ${field} is ${status[field]}; the ROM's base MAC gives ${want}`);
+    }
     s.uuid = status.uuid;
     s.firmwareVersion = status.firmware_version;
     await this.powerOff();

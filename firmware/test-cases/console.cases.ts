@@ -20,6 +20,8 @@ export const consoleCases: TestCase[] = [
       await c.device.boot();
       const status = JSON.parse((await type(c, 'status')).slice(3));
       equal(status.uuid, c.identity.uuid, 'uuid');
+      equal(status.wifi_mac, c.identity.wifiMac, 'wifi_mac');
+      equal(status.ethernet_mac, c.identity.ethernetMac, 'ethernet_mac');
       equal(status.configured, false, 'configured');
       ok((await type(c, 'prov on')).includes('"ssid":"Device-Provisioning"'), 'prov on answers the SSID');
       equal(b.air.aps.size, 1, 'SoftAP up');

@@ -117,6 +117,10 @@ export class Device {
       role: me.role,
       firmware_version: me.firmwareVersion,
       build: me.build,
+      // The interfaces' MACs as the firmware has them (on a board, from the eFuse): a bench checks
+      // them against the ROM's base MAC to know it talks to the board it flashed.
+      wifi_mac: me.wifiMac,
+      ethernet_mac: me.ethernetMac ?? null,
       configured: me.role === 'controller' ? controllerConfiguration(this).configured : storedClientConfiguration(this).config !== undefined,
       provisioning: this.mode.status(),
       backup: this.local.size() === null ? null : { size: this.local.size(), etag: this.local.etag() },
