@@ -84,7 +84,14 @@ export class CloudBackupClient {
     const writer = this.local.begin();
     try {
       for (;;) {
-        const chunk = await res.body.read();
+        let chunk: Uint8Array | null;
+        try {
+          chunk = await res.body.read();
+        } catch (err) {
+          // The connection broke mid-download: the cloud could not be reached to the end, which is
+          // neither the key's fault (422) nor the board's (500).
+          throw errors.conflict('cloud_unreachable', `The cloud connection broke during the download (${err instanceof Error ? err.message : String(err)}); the local backup is unchanged`);
+        }
         if (chunk === null) break;
         const plain = decryptor.update(chunk);
         if (plain.length > 0) writer.write(plain);
