@@ -53,6 +53,7 @@ export const MUTATION_TESTS = [
   'test/cloud/backup-records.test.ts',
   'test/cloud/appconfig-bake.test.ts',
   'test/cloud/ota.test.ts',
+  'test/cloud/fleet-limits.test.ts',
 ];
 
 const pct = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}%` : 'n/a');
