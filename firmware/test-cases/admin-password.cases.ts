@@ -1,16 +1,8 @@
 // Setting the admin password on the serial console (docs/serial-console.md, docs/firmware-visual-
 // token.md): a refused password is answered with the rule it broke, and changes nothing.
 import { equal, ok, type TestCase } from './assert.ts';
-import { ADMIN_PASSWORD, bench, board, call } from './fixtures.ts';
+import { ADMIN_PASSWORD, bench, board, call, typeConsole as type } from './fixtures.ts';
 
-async function type(tb: ReturnType<typeof board>, line: string): Promise<string> {
-  const before = tb.consoleOut.length;
-  tb.typeLine(line);
-  for (let i = 0; i < 50; i++) await Promise.resolve();
-  const answer = tb.consoleOut.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR '));
-  if (!answer) throw new Error(`no answer to ${line}`);
-  return answer;
-}
 
 export const adminPasswordCases: TestCase[] = [
   {

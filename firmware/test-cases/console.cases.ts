@@ -1,15 +1,7 @@
 // The serial console (docs/serial-console.md): one answer line per command, OLED mirrored.
 import { equal, ok, type TestCase } from './assert.ts';
-import { bench, board, call, clientConfig, login } from './fixtures.ts';
+import { bench, board, call, clientConfig, login, typeConsole as type } from './fixtures.ts';
 
-async function type(tb: ReturnType<typeof board>, line: string): Promise<string> {
-  const before = tb.consoleOut.length;
-  tb.typeLine(line);
-  for (let i = 0; i < 50; i++) await Promise.resolve();
-  const answer = tb.consoleOut.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR '));
-  if (!answer) throw new Error(`no answer to ${line}`);
-  return answer;
-}
 
 export const consoleCases: TestCase[] = [
   {

@@ -9,20 +9,12 @@ import { PROVISIONING_INCOMPLETE_PATH } from '../src/core/procedures/target.ts';
 import { PowerSwitch } from '../src/platform/memory/power-cut.ts';
 import { MemoryStorage } from '../src/platform/memory/storage.ts';
 import { equal, ok, type TestCase } from './assert.ts';
-import { ADMIN_PASSWORD, bench, board, call, clientConfig, login, type Bench, type TestBoard } from './fixtures.ts';
+import { ADMIN_PASSWORD, bench, board, call, clientConfig, login, type Bench, type TestBoard, typeConsole as type } from './fixtures.ts';
 
 const OLD_PASSWORD = 'the owner password';
 const UUID = 'ctl-reset';
 const FUSE = '5a'.repeat(32);
 
-async function type(tb: TestBoard, line: string): Promise<string> {
-  const before = tb.consoleOut.length;
-  tb.typeLine(line);
-  for (let i = 0; i < 50; i++) await Promise.resolve();
-  const answer = tb.consoleOut.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR '));
-  if (!answer) throw new Error(`no answer to ${line}`);
-  return answer;
-}
 
 /** A controller holding records, a backup, a cloud URL, its owner's password and a provisioning marker. */
 async function configured(b: Bench, storage: MemoryStorage): Promise<TestBoard> {

@@ -171,3 +171,13 @@ export async function seedSource(
     if (r.status !== 200) throw new Error(`seed backup: ${r.status} ${r.text}`);
   }
 }
+
+/** Types a line on the board's serial console and gives its answer line (`OK …` or `ERR …`). */
+export async function typeConsole(tb: TestBoard, line: string): Promise<string> {
+  const before = tb.consoleOut.length;
+  tb.typeLine(line);
+  for (let i = 0; i < 50; i++) await Promise.resolve();
+  const answer = tb.consoleOut.slice(before).find((l) => l.startsWith('OK ') || l.startsWith('ERR '));
+  if (!answer) throw new Error(`no answer to ${line}`);
+  return answer;
+}

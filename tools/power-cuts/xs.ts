@@ -70,6 +70,26 @@ interface XsScenario {
   act(a: BoardAccess, auth: Record<string, string>): Promise<unknown>;
 }
 
+/**
+ * Powers a board off and up again with a cut armed at the `armAt`-th flash operation (null: none)
+ * and boots it; a boot that the cut interrupted is powered up once more, uncut. Returns the new board
+ * and whether the boot was cut.
+ */
+async function restartWithCut(old: XsBoard, start: () => Promise<XsBoard>, power: PowerSwitch, armAt: number | null): Promise<{ board: XsBoard; cut: boolean }> {
+  await old.close();
+  power.restore();
+  const board = await start();
+  power.arm(armAt);
+  try {
+    await board.boot();
+  } catch {
+    /* cut while booting */
+  }
+  if (power.off) return { board: (await restartWithCut(board, start, power, null)).board, cut: true };
+  power.arm(null);
+  return { board, cut: false };
+}
+
 async function ok(a: BoardAccess, auth: Record<string, string>, method: string, path: string, body?: string | object, okStatus = [200, 201, 204, 404]): Promise<void> {
   const r = await a.http(method, path, { headers: auth, ...(body !== undefined ? { body } : {}) });
   if (!okStatus.includes(r.status)) throw new Error(`${method} ${path}: ${r.status} ${r.text.slice(0, 200)}`);
@@ -131,21 +151,9 @@ export async function xsTrials(ctx: XsContext, cuts: number, seed: number, progr
 
     const list = scenarios(ctx.cloudUrl);
     const restart = async (armAt: number | null): Promise<boolean> => {
-      await board.close();
-      power.restore();
-      board = await powerUp({ identity: me, fuseKeyHex: fuse, flashDir, power });
-      power.arm(armAt);
-      try {
-        await board.boot();
-      } catch {
-        /* cut while booting */
-      }
-      if (power.off) {
-        await restart(null);
-        return true;
-      }
-      power.arm(null);
-      return false;
+      const r = await restartWithCut(board, () => powerUp({ identity: me, fuseKeyHex: fuse, flashDir, power }), power, armAt);
+      board = r.board;
+      return r.cut;
     };
     // The uncut run of each scenario: its storage operations and its new state.
     const plans: { s: XsScenario; ops: number; old: FlashState; neu: FlashState }[] = [];
@@ -245,21 +253,9 @@ async function factoryResetTrials(ctx: XsContext, cuts: number, seed: number): P
   const a = () => xsAccess(board, flashDir);
   const out: TrialResult[] = [];
   const restart = async (armAt: number | null): Promise<boolean> => {
-    await board.close();
-    power.restore();
-    board = await start();
-    power.arm(armAt);
-    try {
-      await board.boot();
-    } catch {
-      /* cut while booting */
-    }
-    if (power.off) {
-      await restart(null);
-      return true;
-    }
-    power.arm(null);
-    return false;
+    const r = await restartWithCut(board, start, power, armAt);
+    board = r.board;
+    return r.cut;
   };
   const ensurePassword = async () => {
     if (flashFiles(flashDir).has('/config/admin-password')) return;
