@@ -10,5 +10,10 @@ export const FFCE_TAG_BYTES = 16;
 export const FFCE_MIN_BYTES = FFCE_MAGIC.length + FFCE_IV_BYTES + FFCE_TAG_BYTES;
 
 export function isFfceBlob(blob: Buffer): boolean {
-  return blob.length >= FFCE_MIN_BYTES && blob.length <= MAX_BACKUP_BYTES && blob.subarray(0, 4).equals(FFCE_MAGIC);
+  return isFfceFraming(blob.length, blob);
+}
+
+/** The framing of a blob of `length` bytes whose first bytes are `head` (a body read away keeps only those). */
+export function isFfceFraming(length: number, head: Buffer): boolean {
+  return length >= FFCE_MIN_BYTES && length <= MAX_BACKUP_BYTES && head.subarray(0, FFCE_MAGIC.length).equals(FFCE_MAGIC);
 }

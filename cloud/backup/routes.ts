@@ -10,7 +10,7 @@ import type { FunctionLogger } from '../logging.ts';
 import { UuidParams } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
 import type { CloudStore } from '../store/types.ts';
-import { isFfceBlob, MAX_BACKUP_BYTES, FFCE_MAGIC, FFCE_MIN_BYTES } from './ffce.ts';
+import { isFfceBlob, isFfceFraming, MAX_BACKUP_BYTES, FFCE_MIN_BYTES } from './ffce.ts';
 import { readUploadBody, type UploadBody } from '../transport.ts';
 import { formatEtag, parseEtag, parseIfNoneMatch } from './etag.ts';
 
@@ -51,34 +51,31 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
       if (declared !== undefined && Number(declared) > MAX_BACKUP_BYTES) {
         throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: Number(declared) });
       }
-      // A slot of the upload gate is held from authentication to the store write: the bodies held in
-      // memory at once are bounded, and past the gate's queue the device is told to come back (503).
-      // A push that will be a 304 holds no body (it is only read away) and takes no slot: the stored
-      // ETag is peeked before authentication only to choose the path; the answer still waits for it
-      // (docs/fleet-scale.md).
-      let release: (() => void) | undefined;
-      const slot = async () => {
-        if (uploads && !release) release = await uploads.acquire();
-      };
-      const unchanged = etag !== null && ifNoneMatch !== null && etagMatches((await store.getBackupMeta(uuid))?.etag, ifNoneMatch);
-      if (!unchanged) await slot();
+      // spec 4.1: If-None-Match is evaluated only when ETag is present too; equal to the stored ETag
+      // means 304 and nothing is written. Decided once, here, from the stored metadata read before
+      // authentication (the answer still waits for it): a push that will be a 304 holds no body and
+      // takes no upload slot. Any other push holds a slot of the upload gate from authentication to
+      // the store write, so the bodies in memory at once are bounded, and past the gate's queue the
+      // device is told to come back (503; docs/fleet-scale.md).
+      const stored = etag !== null && ifNoneMatch !== null ? await store.getBackupMeta(uuid) : null;
+      const unchangedEtag = stored?.etag && ifNoneMatch !== null && etagMatches(stored.etag, ifNoneMatch) ? stored.etag : null;
+      const release = unchangedEtag === null && uploads ? await uploads.acquire() : undefined;
       try {
-        await storeUpload(req, res, uuid, signed, etag, ifNoneMatch, slot, () => release?.());
+        await storeUpload(req, res, uuid, signed, etag, unchangedEtag);
       } finally {
         release?.();
       }
     }),
   );
 
+  /** After authentication: a 304 when `unchangedEtag` is set (the body only read away), else the blob stored. */
   async function storeUpload(
     req: Request,
     res: Response,
     uuid: string,
     signed: ReturnType<typeof parseSignedHeaders>,
     etag: string | null,
-    ifNoneMatch: ReturnType<typeof parseIfNoneMatch> | null,
-    slot: () => Promise<void>,
-    release: () => void,
+    unchangedEtag: string | null,
   ): Promise<void> {
     await auth.authenticate(signed);
     const readBody = async (keep: boolean): Promise<UploadBody> => {
@@ -89,25 +86,18 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
         throw err;
       }
     };
-    // spec 4.1: If-None-Match is evaluated only when ETag is present too; equal to the stored ETag
-    // means 304 and nothing is written. Decided before the body is read (docs/fleet-scale.md): a 304
-    // needs no body, so it is only read away and its framing checked (magic and length, as for a
-    // stored one: not FFCE is still a 400), without being held; the upload slot is given back first.
-    if (etag !== null && ifNoneMatch !== null) {
-      const stored = await store.getBackupMeta(uuid);
-      if (stored?.etag && etagMatches(stored.etag, ifNoneMatch)) {
-        release();
-        const { length, head } = await readBody(false);
-        if (length < FFCE_MIN_BYTES || length > MAX_BACKUP_BYTES || !head.subarray(0, FFCE_MAGIC.length).equals(FFCE_MAGIC)) {
-          throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: length });
-        }
-        log.debug('backup unchanged', { uuid, etag: stored.etag });
-        res.setHeader('etag', formatEtag(stored.etag));
-        res.status(304).end();
-        return;
+    // A 304 needs no body (docs/fleet-scale.md): it is only read away and its framing checked (magic
+    // and length, as for a stored one: not FFCE is still a 400), without being held.
+    if (unchangedEtag !== null) {
+      const { length, head } = await readBody(false);
+      if (!isFfceFraming(length, head)) {
+        throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: length });
       }
+      log.debug('backup unchanged', { uuid, etag: unchangedEtag });
+      res.setHeader('etag', formatEtag(unchangedEtag));
+      res.status(304).end();
+      return;
     }
-    await slot();
     const blob = (await readBody(true)).body!;
     if (!isFfceBlob(blob)) {
       throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
@@ -157,8 +147,8 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
 }
 
 /** spec 4.1: If-None-Match equal to the stored ETag (or `*` with one stored). */
-function etagMatches(stored: string | null | undefined, ifNoneMatch: NonNullable<ReturnType<typeof parseIfNoneMatch>>): boolean {
-  return !!stored && (ifNoneMatch === '*' || ifNoneMatch.includes(stored));
+function etagMatches(stored: string, ifNoneMatch: NonNullable<ReturnType<typeof parseIfNoneMatch>>): boolean {
+  return ifNoneMatch === '*' || ifNoneMatch.includes(stored);
 }
 
 function setBackupHeaders(res: Response, etag: string | null, lastBackupDate: string): void {
