@@ -11,11 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => cloud.close());
 
-async function call(method: string, path: string, body?: unknown) {
-  const res = await cloud.admin(method, path, body);
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const call = (method: string, path: string, body?: unknown) => cloud.adminJson(method, path, body);
 
 it('IN_PROGRESS until started_at + 5 s, COMPLETE at that instant, for the view and the 409s alike', async () => {
   expect((await call('PATCH', '/appconfig/svc-func-health', { logging: 'INFO' })).status).toBe(200);

@@ -18,11 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => cloud.close());
 
-async function call(method: string, path: string, body?: unknown) {
-  const res = await cloud.admin(method, path, body);
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const call = (method: string, path: string, body?: unknown) => cloud.adminJson(method, path, body);
 
 /** Lets the fixed clock run past the bake time of any deployment. */
 function bake() {

@@ -20,6 +20,8 @@ export interface TestCloud extends RunningCloud {
   token(groups?: string[]): Promise<string>;
   /** fetch against the cloud with a super-user token. */
   admin(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+  /** admin(), with the answer read: its status and its JSON body (null when empty). */
+  adminJson(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   /** Enrolls a new device with a fresh P-256 key; returns its keys. */
   enroll(uuid: string): Promise<{ privateKey: KeyObject; publicKeyPem: string }>;
   signed(privateKey: KeyObject, uuid: string, opts?: Parameters<typeof signDeviceRequest>[2]): Record<string, string>;
@@ -61,6 +63,11 @@ export async function startTestCloud(
     responseViolations,
     token,
     admin,
+    async adminJson(method, path, body) {
+      const res = await admin(method, path, body);
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    },
     async enroll(uuid) {
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
       const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();

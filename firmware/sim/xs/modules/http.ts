@@ -251,9 +251,8 @@ export class Server {
   }
 
   detach(connection: Connection): Socket {
-    const i = this.connections.indexOf(connection);
-    if (i < 0) throw new Error('not a connection of this server');
-    this.connections.splice(i, 1);
+    if (!this.connections.includes(connection)) throw new Error('not a connection of this server');
+    this._forget(connection);
     const socket = connection.socket!;
     socket.callback = undefined;
     connection.socket = undefined;
