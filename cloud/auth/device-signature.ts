@@ -123,6 +123,24 @@ export function checkDevicePublicKey(pem: string): { key: KeyObject; pem: string
   if (/-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----/.test(text)) {
     return { reason: 'private_key', message: 'public_key is a private key; send only the public key, PEM SPKI (-----BEGIN PUBLIC KEY-----)' };
   }
+  const parsed = parseP256Spki(text);
+  if (!('key' in parsed)) return parsed;
+  // Stored in the canonical form, so that nothing but the key itself is kept.
+  return { key: parsed.key, pem: parsed.key.export({ type: 'spki', format: 'pem' }).toString() };
+}
+
+/**
+ * An enrolled key for verification: the same checks as enrollment (one PEM PUBLIC KEY block, SPKI,
+ * public, EC on P-256) but without re-exporting the canonical PEM, which only enrollment stores
+ * (profiled: the export was a third of the key's cost on a device's first request).
+ */
+export function parseEnrolledKey(pem: string): KeyObject | null {
+  const parsed = parseP256Spki(pem.trim() + '\n');
+  return 'key' in parsed ? parsed.key : null;
+}
+
+/** One PEM PUBLIC KEY block holding an SPKI ECDSA P-256 public key (`text` trimmed, ending in a newline). */
+function parseP256Spki(text: string): { key: KeyObject } | PublicKeyRefusal {
   const m = SPKI_PEM.exec(text);
   if (!m) return { reason: 'not_spki_pem', message: 'public_key must be one PEM block -----BEGIN PUBLIC KEY----- (SPKI)' };
   let key: KeyObject;
@@ -140,26 +158,7 @@ export function checkDevicePublicKey(pem: string): { key: KeyObject; pem: string
       ...(key.asymmetricKeyType === 'ec' ? { curve } : {}),
     };
   }
-  // Stored in the canonical form, so that nothing but the key itself is kept.
-  return { key, pem: key.export({ type: 'spki', format: 'pem' }).toString() };
-}
-
-/**
- * An enrolled key for verification: the same checks as enrollment (one PEM PUBLIC KEY block, SPKI,
- * public, EC on P-256) but without re-exporting the canonical PEM, which only enrollment stores
- * (profiled: the export was a third of the key's cost on a device's first request).
- */
-export function parseEnrolledKey(pem: string): KeyObject | null {
-  const m = SPKI_PEM.exec(pem.trim() + '\n');
-  if (!m) return null;
-  let key: KeyObject;
-  try {
-    key = createPublicKey({ key: Buffer.from(m[1]!.replace(/\s+/g, ''), 'base64'), format: 'der', type: 'spki' });
-  } catch {
-    return null;
-  }
-  if (key.type !== 'public' || key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') return null;
-  return key;
+  return { key };
 }
 
 /** Parsed keys kept per device (a KeyObject is ~1 KB): the oldest is dropped past this. */
