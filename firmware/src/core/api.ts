@@ -124,7 +124,8 @@ export class DeviceApi {
   ]);
 
   /** The four routes of one record kind. */
-  private static recordRoutes(kind: RecordKind): ApiRoute[] {
+  private static recordRoutes(of: RecordKind): ApiRoute[] {
+    const kind = of; // a const binding: these handlers are closures of a preloaded module (xsl: "no const")
     return [
       route('GET', `/api/${kind}`, 'visual-or-provisioning', async (api, _req, _p, t) => {
         api.tokenMayRead(t, kind, null);

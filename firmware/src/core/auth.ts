@@ -29,7 +29,7 @@ export interface ThrottlePolicy {
   hardLimit: number;
 }
 
-export const DEFAULT_THROTTLE: ThrottlePolicy = {
+export const DEFAULT_THROTTLE: Readonly<ThrottlePolicy> = Object.freeze({
   freeFailures: 5,
   firstDelayMs: 1_000,
   maxDelayMs: 60_000,
@@ -37,7 +37,7 @@ export const DEFAULT_THROTTLE: ThrottlePolicy = {
   lockoutMs: 15 * 60_000,
   maxLockoutMs: 24 * 3_600_000,
   hardLimit: 100,
-};
+});
 
 /**
  * Consecutive failed attempts at one door (the login, the token exchange) and the back-off they

@@ -13,7 +13,7 @@ export const EVENT_LOG_CAPACITY = 64;
 /** Longer messages are cut: the OLED page shows 21 characters, the console has the whole line. */
 const MAX_MESSAGE_CHARS = 240;
 const ENTRY_NAME = /^\d{10}$/;
-const LEVELS: readonly EventLevel[] = ['info', 'warning', 'error'];
+const LEVELS: readonly EventLevel[] = Object.freeze(['info', 'warning', 'error']);
 
 export type EventEntry = { time: number; level: EventLevel; source: string; message: string };
 

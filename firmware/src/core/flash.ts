@@ -8,7 +8,7 @@ import type { LocalBackupStore } from './backup/local-store.ts';
 export const EVENT_LOG_FOLDER = '/log';
 
 /** Every folder the firmware writes files in; the boot repair looks in each. */
-export const FLASH_FOLDERS = ['/', '/config', '/records/controllers', '/records/clients', EVENT_LOG_FOLDER] as const;
+export const FLASH_FOLDERS = Object.freeze(['/', '/config', '/records/controllers', '/records/clients', EVENT_LOG_FOLDER] as const);
 
 /**
  * A file is written under its name plus this suffix, closed (synced), then renamed over its name.

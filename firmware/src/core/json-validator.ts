@@ -5,10 +5,12 @@
 
 import { utf8Decode } from './bytes.ts';
 
-const enum S { Value, AfterValue, ObjectKeyOrEnd, ObjectKey, Colon, ArrayValueOrEnd, String, Escape, Unicode, Number, Literal, Done }
+// States and number positions are plain numbers, not TypeScript enums: an enum compiles to a
+// module-level object, which a preloaded module (the firmware's manifest) would have to alias in RAM.
+const VALUE = 0, AFTER_VALUE = 1, OBJECT_KEY_OR_END = 2, OBJECT_KEY = 3, COLON = 4, ARRAY_VALUE_OR_END = 5, STRING = 6, ESCAPE = 7, UNICODE = 8, NUMBER = 9, LITERAL = 10, DONE = 11;
 
 /** Where a number is in its grammar (RFC 8259 section 6). */
-const enum N { Minus, Zero, Int, Dot, Frac, Exp, ExpSign, ExpDigits }
+const NUM_MINUS = 0, NUM_ZERO = 1, NUM_INT = 2, NUM_DOT = 3, NUM_FRAC = 4, NUM_EXP = 5, NUM_EXP_SIGN = 6, NUM_EXP_DIGITS = 7;
 
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 const isHex = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
@@ -26,13 +28,13 @@ const MAX_DEPTH = MAX_JSON_DEPTH;
 const TOO_DEEP = 'nested too deeply';
 
 export class JsonValidator {
-  private state = S.Value;
+  private state: number = VALUE;
   private readonly stack: number[] = []; // 0x7b '{' or 0x5b '['
   private stringIsKey = false;
   private unicodeLeft = 0;
   private literal = '';
   private literalAt = 0;
-  private number = N.Int;
+  private number: number = NUM_INT;
   private failed: string | null = null;
 
   /** Feeds bytes (UTF-8; multi-byte sequences only matter inside strings, which accept them). */
@@ -52,10 +54,10 @@ export class JsonValidator {
 
   /** Throws unless the bytes fed so far are exactly one JSON value (with white space around). */
   finish(): void {
-    if (this.failed === null && this.state === S.Number) this.endNumber();
-    if (this.failed === null && this.state === S.AfterValue && this.stack.length === 0) this.state = S.Done;
+    if (this.failed === null && this.state === NUMBER) this.endNumber();
+    if (this.failed === null && this.state === AFTER_VALUE && this.stack.length === 0) this.state = DONE;
     if (this.failed !== null) throw new Error(`invalid JSON: ${this.failed}`);
-    if (this.state !== S.Done) throw new Error('invalid JSON: unexpected end');
+    if (this.state !== DONE) throw new Error('invalid JSON: unexpected end');
   }
 
   private fail(why: string): void {
@@ -64,27 +66,27 @@ export class JsonValidator {
 
   private step(c: number): void {
     switch (this.state) {
-      case S.String:
-        if (c === 0x22) this.state = this.stringIsKey ? S.Colon : S.AfterValue;
-        else if (c === 0x5c) this.state = S.Escape;
+      case STRING:
+        if (c === 0x22) this.state = this.stringIsKey ? COLON : AFTER_VALUE;
+        else if (c === 0x5c) this.state = ESCAPE;
         else if (c < 0x20) this.fail('control character in a string');
         return;
-      case S.Escape:
+      case ESCAPE:
         if (c === 0x75) {
-          this.state = S.Unicode;
+          this.state = UNICODE;
           this.unicodeLeft = 4;
-        } else if (isEscape(c)) this.state = S.String;
+        } else if (isEscape(c)) this.state = STRING;
         else this.fail('bad escape');
         return;
-      case S.Unicode:
+      case UNICODE:
         if (!isHex(c)) return this.fail('bad \\u escape');
-        if (--this.unicodeLeft === 0) this.state = S.String;
+        if (--this.unicodeLeft === 0) this.state = STRING;
         return;
-      case S.Literal:
+      case LITERAL:
         if (c !== this.literal.charCodeAt(this.literalAt++)) return this.fail('bad literal');
-        if (this.literalAt === this.literal.length) this.state = S.AfterValue;
+        if (this.literalAt === this.literal.length) this.state = AFTER_VALUE;
         return;
-      case S.Number:
+      case NUMBER:
         if (this.numberStep(c)) return;
         this.endNumber();
         if (this.failed === null) this.step(c);
@@ -92,28 +94,28 @@ export class JsonValidator {
     }
     if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) return;
     switch (this.state) {
-      case S.Value:
-      case S.ArrayValueOrEnd:
-        if (this.state === S.ArrayValueOrEnd && c === 0x5d) return this.close(0x5b);
+      case VALUE:
+      case ARRAY_VALUE_OR_END:
+        if (this.state === ARRAY_VALUE_OR_END && c === 0x5d) return this.close(0x5b);
         return this.startValue(c);
-      case S.ObjectKeyOrEnd:
+      case OBJECT_KEY_OR_END:
         if (c === 0x7d) return this.close(0x7b);
         return this.startKey(c);
-      case S.ObjectKey:
+      case OBJECT_KEY:
         return this.startKey(c);
-      case S.Colon:
+      case COLON:
         if (c !== 0x3a) return this.fail('expected :');
-        this.state = S.Value;
+        this.state = VALUE;
         return;
-      case S.AfterValue: {
+      case AFTER_VALUE: {
         const top = this.stack[this.stack.length - 1];
         if (top === undefined) return this.fail('text after the value');
-        if (c === 0x2c) this.state = top === 0x7b ? S.ObjectKey : S.Value;
+        if (c === 0x2c) this.state = top === 0x7b ? OBJECT_KEY : VALUE;
         else if (c === 0x7d || c === 0x5d) this.close(c === 0x7d ? 0x7b : 0x5b);
         else this.fail('expected , or a closing bracket');
         return;
       }
-      case S.Done:
+      case DONE:
         return this.fail('text after the value');
     }
   }
@@ -121,24 +123,24 @@ export class JsonValidator {
   private startKey(c: number): void {
     if (c !== 0x22) return this.fail('expected a key');
     this.stringIsKey = true;
-    this.state = S.String;
+    this.state = STRING;
   }
 
   private startValue(c: number): void {
     if (c === 0x7b || c === 0x5b) {
       if (this.stack.length >= MAX_DEPTH) return this.fail(TOO_DEEP);
       this.stack.push(c);
-      this.state = c === 0x7b ? S.ObjectKeyOrEnd : S.ArrayValueOrEnd;
+      this.state = c === 0x7b ? OBJECT_KEY_OR_END : ARRAY_VALUE_OR_END;
     } else if (c === 0x22) {
       this.stringIsKey = false;
-      this.state = S.String;
+      this.state = STRING;
     } else if (c === 0x2d || isDigit(c)) {
-      this.number = c === 0x2d ? N.Minus : c === 0x30 ? N.Zero : N.Int;
-      this.state = S.Number;
+      this.number = c === 0x2d ? NUM_MINUS : c === 0x30 ? NUM_ZERO : NUM_INT;
+      this.state = NUMBER;
     } else if (c === 0x74 || c === 0x66 || c === 0x6e) {
       this.literal = c === 0x74 ? 'true' : c === 0x66 ? 'false' : 'null';
       this.literalAt = 1;
-      this.state = S.Literal;
+      this.state = LITERAL;
     } else {
       this.fail('expected a value');
     }
@@ -148,45 +150,45 @@ export class JsonValidator {
   private numberStep(c: number): boolean {
     const d = isDigit(c);
     switch (this.number) {
-      case N.Minus:
+      case NUM_MINUS:
         if (!d) return false;
-        this.number = c === 0x30 ? N.Zero : N.Int;
+        this.number = c === 0x30 ? NUM_ZERO : NUM_INT;
         return true;
-      case N.Zero:
-      case N.Int:
-      case N.Frac:
-        if (d && this.number !== N.Zero) return true;
-        if (c === 0x2e && this.number !== N.Frac) this.number = N.Dot;
-        else if (c === 0x65 || c === 0x45) this.number = N.Exp;
+      case NUM_ZERO:
+      case NUM_INT:
+      case NUM_FRAC:
+        if (d && this.number !== NUM_ZERO) return true;
+        if (c === 0x2e && this.number !== NUM_FRAC) this.number = NUM_DOT;
+        else if (c === 0x65 || c === 0x45) this.number = NUM_EXP;
         else return false;
         return true;
-      case N.Dot:
+      case NUM_DOT:
         if (!d) return false;
-        this.number = N.Frac;
+        this.number = NUM_FRAC;
         return true;
-      case N.Exp:
-        if (c === 0x2b || c === 0x2d) this.number = N.ExpSign;
-        else if (d) this.number = N.ExpDigits;
+      case NUM_EXP:
+        if (c === 0x2b || c === 0x2d) this.number = NUM_EXP_SIGN;
+        else if (d) this.number = NUM_EXP_DIGITS;
         else return false;
         return true;
-      case N.ExpSign:
+      case NUM_EXP_SIGN:
         if (!d) return false;
-        this.number = N.ExpDigits;
+        this.number = NUM_EXP_DIGITS;
         return true;
-      case N.ExpDigits:
+      default: // NUM_EXP_DIGITS
         return d;
     }
   }
 
   /** A number may end only after a digit. */
   private endNumber(): void {
-    if (this.number === N.Minus || this.number === N.Dot || this.number === N.Exp || this.number === N.ExpSign) return this.fail('bad number');
-    this.state = S.AfterValue;
+    if (this.number === NUM_MINUS || this.number === NUM_DOT || this.number === NUM_EXP || this.number === NUM_EXP_SIGN) return this.fail('bad number');
+    this.state = AFTER_VALUE;
   }
 
   private close(open: number): void {
     if (this.stack.pop() !== open) return this.fail('mismatched bracket');
-    this.state = S.AfterValue;
+    this.state = AFTER_VALUE;
   }
 }
 

@@ -11,10 +11,10 @@ import { isUuid, normalizeMac } from './ids.ts';
 import { parseJson } from './json-validator.ts';
 
 export type RecordKind = 'controllers' | 'clients';
-export const RECORD_KINDS: readonly RecordKind[] = ['controllers', 'clients'];
+export const RECORD_KINDS: readonly RecordKind[] = Object.freeze(['controllers', 'clients']);
 
 /** The MAC field each kind of record carries. */
-export const MAC_FIELD: Record<RecordKind, string> = { controllers: 'ethernet_mac', clients: 'mac' };
+export const MAC_FIELD: Readonly<Record<RecordKind, string>> = Object.freeze({ controllers: 'ethernet_mac', clients: 'mac' });
 
 export class RecordStore {
   constructor(

@@ -15,7 +15,7 @@ export class DeviceError extends Error {
   }
 }
 
-export const errors = {
+export const errors = Object.freeze({
   badRequest: (code: string, message: string, details?: Record<string, unknown>) => new DeviceError(400, code, message, details),
   unauthorized: (code: string, message: string) => new DeviceError(401, code, message),
   forbidden: (code: string, message: string) => new DeviceError(403, code, message),
@@ -24,4 +24,4 @@ export const errors = {
   tooLarge: (limitBytes: number) =>
     new DeviceError(413, 'backup_too_large', `The backup exceeds ${limitBytes} bytes`, { limit_bytes: limitBytes }),
   unavailable: (code: string, message: string) => new DeviceError(503, code, message),
-};
+});

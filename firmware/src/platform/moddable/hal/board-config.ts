@@ -35,7 +35,7 @@ export interface BoardConfig {
   http: ListenerLimits;
 }
 
-export const BOARD_DEFAULTS: BoardConfig = {
+export const BOARD_DEFAULTS: Readonly<BoardConfig> = Object.freeze({
   role: 'controller',
   hardwareClass: 'ctl-s3',
   productHex: '0x00C0FFEE',
@@ -43,12 +43,12 @@ export const BOARD_DEFAULTS: BoardConfig = {
   uuid: '',
   crypto: 'psa',
   sntpHost: 'pool.ntp.org',
-  console: { port: 0, transmit: 43, receive: 44, baud: 115_200 },
+  console: Object.freeze({ port: 0, transmit: 43, receive: 44, baud: 115_200 }),
   cloudCaResource: '',
   ethernet: true,
   display: true,
   http: BOARD_HTTP_LIMITS,
-};
+});
 
 export class BoardConfigError extends Error {
   override name = 'BoardConfigError';

@@ -60,4 +60,4 @@ export class OledDisplay implements Display {
 }
 
 /** A board without the panel (config.display false, or the driver refused to start). */
-export const HEADLESS: Display = { show: () => {} };
+export const HEADLESS: Display = Object.freeze({ show: () => {} });

@@ -6,6 +6,6 @@ import type { Fuse } from '../../../hal/fuse.ts';
 
 const fuseHmac = native('xs_fw_fuse_hmac');
 
-export const efuseHmac: Fuse = {
+export const efuseHmac: Fuse = Object.freeze({
   hmac: (message) => new Uint8Array(fuseHmac(message)),
-};
+});

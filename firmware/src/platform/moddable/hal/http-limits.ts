@@ -18,7 +18,7 @@ export interface ListenerLimits {
   pendingPerInterface: number;
 }
 
-export const BOARD_HTTP_LIMITS: ListenerLimits = {
+export const BOARD_HTTP_LIMITS: Readonly<ListenerLimits> = Object.freeze({
   headBytes: 8192,
   headTimeoutMs: 10_000,
   bodyTimeoutMs: 15_000,
@@ -28,4 +28,4 @@ export const BOARD_HTTP_LIMITS: ListenerLimits = {
   chunkBytes: 4096,
   lingerMs: 2_000,
   pendingPerInterface: 8,
-};
+});

@@ -4,14 +4,14 @@ import { utf8Encode } from '../../../core/bytes.ts';
 import { DeviceError } from '../../../core/http/errors.ts';
 import type { HttpResponse } from '../../../hal/network.ts';
 
-const REASONS: Record<number, string> = {
+const REASONS: Readonly<Record<number, string>> = Object.freeze({
   100: 'Continue', 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 304: 'Not Modified',
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
   408: 'Request Timeout', 409: 'Conflict', 411: 'Length Required', 412: 'Precondition Failed',
   413: 'Content Too Large', 414: 'URI Too Long', 417: 'Expectation Failed', 429: 'Too Many Requests',
   431: 'Request Header Fields Too Large', 500: 'Internal Server Error', 501: 'Not Implemented',
   503: 'Service Unavailable',
-};
+});
 
 /**
  * A refusal: an HTTP status, a stable error code and a message, answered as JSON. A DeviceError, so

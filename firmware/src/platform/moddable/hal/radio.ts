@@ -30,13 +30,13 @@ const MAX_QUARTER_DBM = 84;
 /** xs6wifi.c's disconnect reason -1: the 4-way handshake failed (a wrong password). */
 const PASSWORD_REJECTED = -1;
 
-const MODE = { none: 0, station: 1, accessPoint: 2, both: 3 } as const;
+const MODE = Object.freeze({ none: 0, station: 1, accessPoint: 2, both: 3 } as const);
 /**
  * The monitor's messages as xs6wifi.c sends them (wifiEventPending, ipEventPending). Spelled out:
  * @moddable/typings 5.6.0 names the statics `station_connected`/`station_disconnected`, which
  * wifi.js (esp32) calls `station_connect`/`station_disconnect`.
  */
-const REPORT = { gotIP: 'gotIP', lostIP: 'lostIP', disconnected: 'disconnect', stationJoined: 'station_connect', stationLeft: 'station_disconnect' } as const;
+const REPORT = Object.freeze({ gotIP: 'gotIP', lostIP: 'lostIP', disconnected: 'disconnect', stationJoined: 'station_connect', stationLeft: 'station_disconnect' } as const);
 
 interface Connecting {
   resolve: (association: Association) => void;
