@@ -1,0 +1,19 @@
+// Reading the makefile mcconfig generates (its variables and lists), never editing it.
+
+/** A generated makefile's simple assignment `NAME = value`. */
+export function makeVariable(makefile: string, name: string): string | undefined {
+  return new RegExp(`^${name} = (.*)$`, 'm').exec(makefile)?.[1]?.trim();
+}
+
+/** The entries of a multi-line list assignment: `NAME =\` (or `NAME = \`) then one `\t…\` per line. */
+export function makeList(makefile: string, name: string): string[] {
+  const head = new RegExp(`^${name} = ?\\\\$`, 'm').exec(makefile);
+  if (!head) return [];
+  const items: string[] = [];
+  for (const line of makefile.slice(head.index + head[0].length + 1).split('\n')) {
+    const item = line.replace(/\\$/, '').trim();
+    if (item !== '') items.push(item);
+    if (!line.endsWith('\\')) break;
+  }
+  return items;
+}

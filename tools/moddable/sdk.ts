@@ -1,0 +1,292 @@
+// The Moddable SDK's host tools (xsc, xsid, xsl, mcconfig, mcrez), built once into a cache of the
+// project's (docs/moddable-build.md). The SDK comes from $MODDABLE when it is set, else from
+// ../shared/moddable-sdk; it is copied to .cache/moddable-<version>-<commit>/ and built there, because
+// its makefiles write into the SDK's own build/ folder and ../shared is read-only. Not built: xsbug
+// and mcsim (GTK 3, not needed to build firmware), serial2xsbug.
+//
+//   npx tsx tools/moddable/sdk.ts          builds the tools if the cache lacks them; prints where they are
+// Exit codes: 0 ready, 1 the SDK's tools failed to build, 4 a prerequisite or the SDK is missing.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runStep, tail } from './process.ts';
+
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const SHARED_SDK = resolve(REPO_ROOT, '..', 'shared', 'moddable-sdk');
+/** The tools a firmware build needs, in `build/bin/lin/release` of the SDK copy. */
+export const SDK_TOOLS = ['xsc', 'xsid', 'xsl', 'mcconfig', 'mcrez'] as const;
+
+/** Something the build cannot go on without; `exitCode` 4 is the CLI's "bad configuration". */
+export class SdkSetupError extends Error {
+  override name = 'SdkSetupError';
+  readonly exitCode = 4;
+}
+
+/** A step of the SDK's own build failed; the message carries the end of its output. */
+export class SdkBuildError extends Error {
+  override name = 'SdkBuildError';
+  readonly exitCode = 1;
+}
+
+export interface SdkSource {
+  /** The SDK folder as found (read-only as far as we are concerned). */
+  root: string;
+  from: 'MODDABLE' | '../shared/moddable-sdk';
+  /** The SDK's release, e.g. 8.2.3 (its SNAPSHOT.md tag or `git describe`), or "unknown". */
+  version: string;
+  /** The commit it was taken from, or a digest of its tools' sources when it names none. */
+  commit: string;
+}
+
+export interface SdkTools {
+  source: SdkSource;
+  /** MODDABLE for the build: the copy in the cache. */
+  moddable: string;
+  /** Where xsc, xsl, mcconfig and mcrez are. */
+  bin: string;
+  /** True when this call built them (the cache was empty or stale). */
+  built: boolean;
+  /** How long building them took (0 when they were already there). */
+  seconds: number;
+}
+
+const REQUIRED_FILES = ['tools/mcconfig.js', 'xs/makefiles/lin/xsl.mk', 'build/makefiles/lin/tools.mk'];
+
+export function locateSdk(env: NodeJS.ProcessEnv = process.env): SdkSource {
+  const given = env.MODDABLE;
+  const from = given ? 'MODDABLE' : '../shared/moddable-sdk';
+  const root = given ? resolve(given) : SHARED_SDK;
+  if (given && !isAbsolute(given)) throw new SdkSetupError(`MODDABLE must be an absolute path (the SDK's makefiles refuse a relative one): ${given}`);
+  if (!existsSync(root)) {
+    throw new SdkSetupError(
+      given
+        ? `MODDABLE=${given} does not exist: point it at a Moddable SDK 8.2.3 checkout`
+        : `The Moddable SDK was not found at ${SHARED_SDK}: put the SDK 8.2.3 there or set MODDABLE to an SDK checkout`,
+    );
+  }
+  const missing = REQUIRED_FILES.filter((f) => !existsSync(join(root, f)));
+  if (missing.length > 0) throw new SdkSetupError(`${root} is not a Moddable SDK: ${missing.join(', ')} missing`);
+  return { root, from, ...sdkIdentity(root) };
+}
+
+/** The version and commit of an SDK folder: its SNAPSHOT.md, else git, else a digest of its sources. */
+export function sdkIdentity(root: string): { version: string; commit: string } {
+  const snapshot = join(root, 'SNAPSHOT.md');
+  if (existsSync(snapshot)) {
+    const text = readFileSync(snapshot, 'utf8');
+    const version = /tag `([^`]+)`/.exec(text)?.[1];
+    const commit = /commit ([0-9a-f]{40})/.exec(text)?.[1];
+    if (version && commit) return { version, commit };
+  }
+  if (existsSync(join(root, '.git'))) {
+    const head = readGitHead(root);
+    if (head) return { version: readGitTag(root, head) ?? 'git', commit: head };
+  }
+  return { version: 'unknown', commit: digestSources(root) };
+}
+
+function readGitHead(root: string): string | undefined {
+  try {
+    const head = readFileSync(join(root, '.git', 'HEAD'), 'utf8').trim();
+    if (/^[0-9a-f]{40}$/.test(head)) return head;
+    const ref = /^ref: (.+)$/.exec(head)?.[1];
+    if (!ref) return undefined;
+    const loose = join(root, '.git', ref);
+    if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
+    const packed = readFileSync(join(root, '.git', 'packed-refs'), 'utf8');
+    return new RegExp(`^([0-9a-f]{40}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+function readGitTag(root: string, commit: string): string | undefined {
+  try {
+    const packed = readFileSync(join(root, '.git', 'packed-refs'), 'utf8');
+    return new RegExp(`^${commit} refs/tags/(.+)$`, 'm').exec(packed)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/** A digest of the names, sizes and modification times under xs/ and tools/: what the tools are built from. */
+function digestSources(root: string): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name);
+      const st = statSync(path);
+      if (st.isDirectory()) walk(path);
+      else hash.update(`${path.slice(root.length)}\0${st.size}\0${st.mtimeMs}\n`);
+    }
+  };
+  for (const top of ['xs', 'tools', 'build/makefiles']) if (existsSync(join(root, top))) walk(join(root, top));
+  return hash.digest('hex');
+}
+
+export interface Prerequisite {
+  what: string;
+  /** How to look for it: a command on PATH, or a pkg-config package. */
+  check: { command: string } | { pkgConfig: string };
+  /** The one sentence a user reads when it is missing. */
+  install: string;
+}
+
+export const PREREQUISITES: readonly Prerequisite[] = [
+  { what: 'make', check: { command: 'make' }, install: "The Moddable SDK's tools are built with make: install Debian's make (apt-get install -y make)." },
+  { what: 'a C compiler', check: { command: 'cc' }, install: "The Moddable SDK's tools are C programs: install Debian's gcc (apt-get install -y gcc)." },
+  { what: 'pkg-config', check: { command: 'pkg-config' }, install: "The Moddable SDK's tools find GLib with pkg-config: install Debian's pkg-config (apt-get install -y pkg-config)." },
+  { what: 'GLib (gio-2.0)', check: { pkgConfig: 'gio-2.0' }, install: "The Moddable SDK's mcconfig and mcrez need GLib's development files: install Debian's libglib2.0-dev (apt-get install -y libglib2.0-dev)." },
+];
+
+/** The prerequisites that are missing, first the ones the others depend on. */
+export async function missingPrerequisites(env: NodeJS.ProcessEnv = process.env): Promise<Prerequisite[]> {
+  const missing: Prerequisite[] = [];
+  for (const p of PREREQUISITES) {
+    if ('command' in p.check) {
+      if (!onPath(p.check.command, env)) missing.push(p);
+    } else if (!missing.some((m) => m.what === 'pkg-config')) {
+      const r = await runStep('pkg-config', ['--exists', p.check.pkgConfig], { env }).catch(() => ({ code: 1 }));
+      if (r.code !== 0) missing.push(p);
+    }
+  }
+  return missing;
+}
+
+export function onPath(command: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, command)));
+}
+
+/** The cache folder for one SDK: keyed by its version and commit, so another SDK never reuses it. */
+export function cacheFolder(source: SdkSource, cacheRoot = join(REPO_ROOT, '.cache')): string {
+  return join(cacheRoot, `moddable-${source.version.replace(/[^A-Za-z0-9._-]/g, '_')}-${source.commit.slice(0, 12)}`);
+}
+
+interface Marker {
+  version: string;
+  commit: string;
+  from: string;
+  tools: readonly string[];
+  seconds: number;
+  builtAt: string;
+}
+
+function toolsPresent(bin: string): boolean {
+  return SDK_TOOLS.every((t) => existsSync(join(bin, t)));
+}
+
+/**
+ * The SDK's host tools, built into the cache when they are not there yet. A second caller (another
+ * test worker, a second terminal) waits for the first one's build instead of building beside it.
+ */
+export async function ensureSdkTools(options: { env?: NodeJS.ProcessEnv; cacheRoot?: string; log?: (line: string) => void } = {}): Promise<SdkTools> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => {});
+  const source = locateSdk(env);
+  const folder = cacheFolder(source, options.cacheRoot);
+  const moddable = join(folder, 'moddable');
+  const bin = join(moddable, 'build', 'bin', 'lin', 'release');
+  const markerPath = join(folder, 'tools.json');
+  const ready = () => existsSync(markerPath) && toolsPresent(bin);
+  if (ready()) return { source, moddable, bin, built: false, seconds: 0 };
+
+  const missing = await missingPrerequisites(env);
+  if (missing.length > 0) throw new SdkSetupError(missing.map((m) => m.install).join(' '));
+
+  mkdirSync(folder, { recursive: true });
+  const release = await takeLock(join(folder, 'lock'), log);
+  try {
+    if (ready()) return { source, moddable, bin, built: false, seconds: 0 };
+    const started = performance.now();
+    // A copy left by a build that was cut off is thrown away: the makefiles' state in it is unknown.
+    rmSync(moddable, { recursive: true, force: true });
+    log(`moddable sdk: copying ${source.root} (${source.version}, ${source.commit.slice(0, 12)}) to ${moddable}`);
+    await must('copy the SDK', runStep('cp', ['-R', source.root, moddable], { env }));
+    await must('make the copy writable', runStep('chmod', ['-R', 'u+w', moddable], { env }));
+    const buildEnv = { ...env, MODDABLE: moddable, XS_DIR: join(moddable, 'xs'), BUILD_DIR: join(moddable, 'build') };
+    const makefiles = join(moddable, 'build', 'makefiles', 'lin');
+    // The first lines of the SDK's own `release` target (build/makefiles/lin/makefile), without
+    // serial2xsbug, xsbug and mcsim; GOAL=release as that target sets it.
+    for (const [name, file] of [
+      ['xsc', join(moddable, 'xs', 'makefiles', 'lin', 'xsc.mk')],
+      ['xsid', join(moddable, 'xs', 'makefiles', 'lin', 'xsid.mk')],
+      ['xsl', join(moddable, 'xs', 'makefiles', 'lin', 'xsl.mk')],
+      ['mcconfig, mcrez and the other tools', join(makefiles, 'tools.mk')],
+    ] as const) {
+      log(`moddable sdk: building ${name}`);
+      await must(`build ${name}`, runStep('make', ['GOAL=release', '-j2', '-f', file], { cwd: makefiles, env: buildEnv }));
+    }
+    if (!toolsPresent(bin)) throw new SdkBuildError(`the SDK's build finished but ${SDK_TOOLS.filter((t) => !existsSync(join(bin, t))).join(', ')} is missing from ${bin}`);
+    const seconds = (performance.now() - started) / 1000;
+    const marker: Marker = { version: source.version, commit: source.commit, from: source.root, tools: SDK_TOOLS, seconds: round1(seconds), builtAt: new Date().toISOString() };
+    writeFileSync(markerPath, `${JSON.stringify(marker, null, 2)}\n`);
+    return { source, moddable, bin, built: true, seconds };
+  } finally {
+    release();
+  }
+}
+
+async function must(what: string, step: Promise<{ code: number; output: string }>): Promise<void> {
+  const r = await step;
+  if (r.code !== 0) throw new SdkBuildError(`could not ${what} (exit ${r.code}):\n${tail(r.output)}`);
+}
+
+/** A lock folder holding the owner's PID; a lock whose owner is gone is taken over. */
+async function takeLock(path: string, log: (line: string) => void, timeoutMs = 15 * 60_000): Promise<() => void> {
+  const deadline = Date.now() + timeoutMs;
+  let said = false;
+  for (;;) {
+    try {
+      mkdirSync(path);
+      writeFileSync(join(path, 'pid'), String(process.pid));
+      return () => rmSync(path, { recursive: true, force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const owner = Number(readFileSafe(join(path, 'pid')));
+    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) {
+      rmSync(path, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new SdkBuildError(`another build (PID ${owner}) has held ${path} for ${timeoutMs / 60_000} minutes`);
+    if (!said) log(`moddable sdk: waiting for the build of PID ${owner}`);
+    said = true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function readFileSafe(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+async function main(): Promise<void> {
+  try {
+    const tools = await ensureSdkTools({ log: (line) => console.log(line) });
+    console.log(
+      tools.built
+        ? `moddable sdk: ${tools.source.version} tools built in ${round1(tools.seconds)} s at ${tools.bin}`
+        : `moddable sdk: ${tools.source.version} tools ready at ${tools.bin}`,
+    );
+  } catch (err) {
+    console.error(`moddable sdk: ${(err as Error).message}`);
+    process.exitCode = (err as { exitCode?: number }).exitCode ?? 1;
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
