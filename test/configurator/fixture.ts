@@ -20,13 +20,15 @@ export const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A new chromium with an empty profile; every page it opens fails the test on a script error or a CSP report. */
-export async function launchBrowser(profileParent: string): Promise<{ context: BrowserContext; problems: string[] }> {
+export async function launchBrowser(profileParent: string): Promise<{ context: BrowserContext; problems: string[]; urls: string[] }> {
   const profile = mkdtempSync(join(profileParent, 'chromium-'));
   const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } });
   const problems: string[] = [];
+  const urls: string[] = [];
   context.on('page', (p) => watch(p, problems));
   for (const p of context.pages()) watch(p, problems);
-  return { context, problems };
+  context.on('request', (r) => urls.push(r.url()));
+  return { context, problems, urls };
 }
 
 function watch(page: Page, problems: string[]): void {
@@ -50,6 +52,8 @@ export interface ConfiguratorBench {
   page: Page;
   /** Script errors, CSP refusals and dialogs seen on any page. */
   problems: string[];
+  /** Every URL the browser requested. */
+  urls: string[];
   board(id: string): BenchBoard;
   /** A full-page screenshot in reports/configurator/<name>.png. */
   shot(name: string, page?: Page): Promise<void>;
@@ -60,15 +64,15 @@ export interface ConfiguratorBench {
  * The bench of one test file. `settings` are the virtual boards' firmware settings (a short
  * provisioning time in the tests that watch it end).
  */
-export async function openBench(name: string, o: { settings?: Record<string, unknown> } = {}): Promise<ConfiguratorBench> {
+export async function openBench(name: string, o: { settings?: Record<string, unknown>; log?: (line: string) => void } = {}): Promise<ConfiguratorBench> {
   mkdirSync(REPORT_DIR, { recursive: true });
   const work = mkdtempSync(join(tmpdir(), `configurator-${name}-`));
   const rig = loadRig(join(root, 'harness', 'rigs', 'five-board.json'));
   const broker = await startBroker('aedes', 0);
   const ctx = new ScenarioContext(rig, broker, join(work, 'bench'), REPORT_DIR, name, o.settings ?? {});
   await ctx.open();
-  const configurator = await startConfigurator({ site: join(work, 'site.db') });
-  const { context, problems } = await launchBrowser(work);
+  const configurator = await startConfigurator({ site: join(work, 'site.db'), ...(o.log ? { log: o.log } : {}) });
+  const { context, problems, urls } = await launchBrowser(work);
   const page = context.pages()[0] ?? (await context.newPage());
   const bench: ConfiguratorBench = {
     ctx,
@@ -78,6 +82,7 @@ export async function openBench(name: string, o: { settings?: Record<string, unk
     context,
     page,
     problems,
+    urls,
     board(id) {
       const b = ctx.boards.find((x) => x.spec.id === id);
       if (!b) throw new Error(`no board ${id} on the rig`);
