@@ -89,6 +89,8 @@ export async function startConfigurator(o: ConfiguratorOptions): Promise<Running
     if (req.headers['if-none-match'] === etags[req.path]) return void res.status(304).end();
     res.send(a.body);
   });
+  // Browsers ask for it on their own; the page has none.
+  app.get('/favicon.ico', (_req, res) => void res.status(204).end());
   app.use((_req, res) => sendError(res, 404, 'route_not_found', 'No such page'));
   app.use(errorMiddleware(log));
 

@@ -162,15 +162,15 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
           <tbody>
             {site.map((r) => (
               <tr key={`${r.kind}/${r.uuid}`}>
-                <td>{r.kind === 'clients' ? 'client' : 'controller'}</td>
-                <td>{r.name}</td>
-                <td>
+                <td data-label="Kind">{r.kind === 'clients' ? 'client' : 'controller'}</td>
+                <td data-label="Name">{r.name}</td>
+                <td data-label="UUID">
                   <code>{r.uuid}</code>
                 </td>
-                <td>
+                <td data-label="MAC">
                   <code>{r.mac}</code>
                 </td>
-                <td>{device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}</td>
+                <td data-label="On the controller">{device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}</td>
                 <td>
                   <Button aria-label={`Remove ${r.uuid}`} busy={records.busy} onClick={() => records.run(async () => {
                     await api.removeRecord(id, r.kind, r.uuid);
@@ -186,15 +186,15 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
               .filter((r) => !site.some((s) => s.kind === r.kind && s.uuid === r.uuid))
               .map((r) => (
                 <tr key={`device-${r.kind}/${r.uuid}`}>
-                  <td>{r.kind === 'clients' ? 'client' : 'controller'}</td>
-                  <td>{r.name}</td>
-                  <td>
+                  <td data-label="Kind">{r.kind === 'clients' ? 'client' : 'controller'}</td>
+                  <td data-label="Name">{r.name}</td>
+                  <td data-label="UUID">
                     <code>{r.uuid}</code>
                   </td>
-                  <td>
+                  <td data-label="MAC">
                     <code>{r.mac}</code>
                   </td>
-                  <td>only there (Pull imports it)</td>
+                  <td data-label="On the controller">only there (Pull imports it)</td>
                   <td />
                 </tr>
               ))}
