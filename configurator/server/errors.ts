@@ -2,13 +2,18 @@
 // and a message; answered as `{"error": code, "message": text, "details"?: {...}}`, like the cloud's
 // and the controllers' (DESIGN.md section 4). Never a stack trace.
 import type { ErrorRequestHandler, Response } from 'express';
+import { ERROR_CATALOG } from '../../cloud/errors.ts';
+
+const { route_not_found, invalid_json, invalid_body, unsupported_media_type, payload_too_large, internal_error } = ERROR_CATALOG;
 
 export const CONFIGURATOR_ERRORS = {
-  route_not_found: { status: 404, message: 'No such route' },
-  invalid_json: { status: 400, message: 'The request body is not valid JSON' },
-  invalid_body: { status: 400, message: 'The request body is not of the expected shape' },
-  unsupported_media_type: { status: 415, message: 'The request body must be application/json' },
-  payload_too_large: { status: 413, message: 'The request body is too large' },
+  // the generic ones are the cloud's
+  route_not_found,
+  invalid_json,
+  invalid_body,
+  unsupported_media_type,
+  payload_too_large,
+  internal_error,
   // docs/configurator-security.md
   forbidden_host: { status: 421, message: 'This server answers only for its own address (Host header)' },
   cross_site_request: { status: 403, message: 'Refused: the request does not come from the configurator page' },
@@ -26,7 +31,6 @@ export const CONFIGURATOR_ERRORS = {
   controller_unreachable: { status: 502, message: 'The controller did not answer' },
   controller_timeout: { status: 504, message: 'The controller did not answer in time' },
   controller_bad_answer: { status: 502, message: 'The controller answered something that is not its API' },
-  internal_error: { status: 500, message: 'Internal error' },
 } as const;
 
 export type ErrorCode = keyof typeof CONFIGURATOR_ERRORS;

@@ -5,7 +5,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchBoard } from '../../harness/board.ts';
-import { ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
+import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
 
 let bench: ConfiguratorBench;
 let page: Page;
@@ -32,10 +32,7 @@ afterAll(async () => {
 describe('cloud backup from the configurator', () => {
   it('a wrong admin password is refused; from the sixth try in a row the page says when to try again', { timeout: 60_000 }, async () => {
     await page.goto(bench.configurator.url);
-    const form = page.locator('form', { has: page.getByRole('heading', { name: 'Add a controller' }) });
-    await form.getByLabel('Name').fill('Source');
-    await form.getByLabel('Address of its API').fill(ethernetUrl(source));
-    await form.getByRole('button', { name: 'Add controller' }).click();
+    await addController(page, 'Source', ethernetUrl(source));
     id = bench.configurator.store.controllers()[0]!.id;
     const password = page.getByLabel('Admin password of Source');
     const login = page.getByTestId('login-message');

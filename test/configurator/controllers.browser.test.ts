@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConfigurator, type RunningConfigurator } from '../../configurator/server/app.ts';
 import { etagOf } from '../../configurator/server/configuration.ts';
 import type { BenchBoard } from '../../harness/board.ts';
-import { ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
+import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
 
 let bench: ConfiguratorBench;
 let page: Page;
@@ -20,12 +20,8 @@ const ids: Record<string, number> = {};
 const row = (name: string) => page.locator('article.controller', { has: page.getByRole('heading', { name, exact: true }) });
 const siteEtag = (id: number) => bench.configurator.store.configuration(id).etag;
 
-async function addController(name: string, address: string): Promise<void> {
-  const form = page.locator('form', { has: page.getByRole('heading', { name: 'Add a controller' }) });
-  await form.getByLabel('Name').fill(name);
-  await form.getByLabel('Address of its API').fill(address);
-  await form.getByRole('button', { name: 'Add controller' }).click();
-  await expect.poll(() => form.getByTestId('add-message').textContent()).toBe(`Added ${name}`);
+async function add(name: string, address: string): Promise<void> {
+  await addController(page, name, address);
   ids[name] = bench.configurator.store.controllers().find((c) => c.name === name)!.id;
 }
 
@@ -51,8 +47,8 @@ describe('the controllers page', () => {
   it('adds two controllers, logs in, and shows "no backup on the device" with Deployment Required', { timeout: 60_000 }, async () => {
     await page.goto(bench.configurator.url);
     await expect.poll(() => page.getByText('No controllers yet').isVisible()).toBe(true);
-    await addController('Source', ethernetUrl(source));
-    await addController('Target', ethernetUrl(target));
+    await add('Source', ethernetUrl(source));
+    await add('Target', ethernetUrl(target));
     await expect.poll(() => row('Source').locator('.badge').textContent()).toBe('Log in to compare');
     await logIn('Source', source.spec.adminPassword);
     await logIn('Target', target.spec.adminPassword);
@@ -108,10 +104,7 @@ describe('the controllers page', () => {
       // Another host name on loopback: its own cookies, as another laptop's browser would have.
       other = await startConfigurator({ site: join(bench.work, 'laptop-2.db'), host: '127.0.0.5' });
       await second.goto(other.url);
-      const form = second.locator('form', { has: second.getByRole('heading', { name: 'Add a controller' }) });
-      await form.getByLabel('Name').fill('Source');
-      await form.getByLabel('Address of its API').fill(ethernetUrl(source));
-      await form.getByRole('button', { name: 'Add controller' }).click();
+      await addController(second, 'Source', ethernetUrl(source));
       const r = second.locator('article.controller');
       await r.getByLabel('Admin password of Source').fill(source.spec.adminPassword);
       await r.getByRole('button', { name: 'Log in' }).click();

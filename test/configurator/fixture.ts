@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { startConfigurator, type RunningConfigurator } from '../../configurator/server/app.ts';
 import { ScenarioContext } from '../../harness/bench.ts';
 import type { BenchBoard } from '../../harness/board.ts';
@@ -107,4 +108,13 @@ export function ethernetUrl(board: BenchBoard): string {
   const urls = (board as unknown as { engine: { urls: Record<string, string> } }).engine.urls;
   if (!urls.ethernet) throw new Error(`board ${board.spec.id} has no Ethernet listener`);
   return urls.ethernet;
+}
+
+/** Adds a controller with the controllers page's form, as an installer does. */
+export async function addController(page: Page, name: string, address: string): Promise<void> {
+  const form = page.locator('form', { has: page.getByRole('heading', { name: 'Add a controller' }) });
+  await form.getByLabel('Name').fill(name);
+  await form.getByLabel('Address of its API').fill(address);
+  await form.getByRole('button', { name: 'Add controller' }).click();
+  await expect.poll(() => form.getByTestId('add-message').textContent()).toBe(`Added ${name}`);
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import type { BenchBoard } from '../../harness/board.ts';
 import { nextEvent } from '../../harness/scenarios/helpers.ts';
-import { ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
+import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
 
 let bench: ConfiguratorBench;
 let page: Page;
@@ -49,10 +49,7 @@ describe('provisioning from the configurator', () => {
 
   it('registers the client on the source and enables provisioning mode: SSID, password, time left, allowlist', { timeout: 60_000 }, async () => {
     await page.goto(bench.configurator.url);
-    const form = page.locator('form', { has: page.getByRole('heading', { name: 'Add a controller' }) });
-    await form.getByLabel('Name').fill('Source');
-    await form.getByLabel('Address of its API').fill(ethernetUrl(source));
-    await form.getByRole('button', { name: 'Add controller' }).click();
+    await addController(page, 'Source', ethernetUrl(source));
     await page.getByLabel('Admin password of Source').fill(source.spec.adminPassword);
     await page.getByRole('button', { name: 'Log in' }).click();
     await expect.poll(() => page.locator('.badge').textContent(), { timeout: 15_000 }).toBe('Deployment Required');

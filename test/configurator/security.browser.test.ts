@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchBoard } from '../../harness/board.ts';
-import { ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
+import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
 
 const XSS_NAME = '<img src=x onerror="window.__xss=1;alert(1)">';
 const XSS_RECORD = '<script>window.__xss=2;alert(2)</script>';
@@ -93,10 +93,7 @@ describe('the configurator page\'s defences', () => {
   });
 
   it('stored XSS: a controller, a record, an imported item and a controller\'s own record show their names as typed', { timeout: 60_000 }, async () => {
-    const form = page.locator('form', { has: page.getByRole('heading', { name: 'Add a controller' }) });
-    await form.getByLabel('Name').fill(XSS_NAME);
-    await form.getByLabel('Address of its API').fill(ethernetUrl(source));
-    await form.getByRole('button', { name: 'Add controller' }).click();
+    await addController(page, XSS_NAME, ethernetUrl(source));
     await expect.poll(() => page.getByRole('heading', { name: XSS_NAME, exact: true }).isVisible()).toBe(true);
     const id = bench.configurator.store.controllers()[0]!.id;
     await page.getByLabel(`Admin password of ${XSS_NAME}`).fill(source.spec.adminPassword);

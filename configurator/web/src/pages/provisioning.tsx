@@ -2,6 +2,7 @@
 // password, time left, the allowlist it loaded); register the clients and target controllers it
 // hands records to; and watch what the controller logs while a client or a target provisions
 // (GET /api/events: "station … associated", "provisioning token issued to …").
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, type DeviceEvent, type DeviceRecord, type ProvisioningView, type RecordSummary } from '../api.ts';
 import { Button, Field, Message, Select, useAction } from '../components/ui.tsx';
@@ -53,6 +54,24 @@ function ModePanel({ mode }: { mode: ProvisioningView | null }) {
       <dt>Allowlist</dt>
       <dd data-testid="allowlist">{mode.allowlist_size} MAC(s)</dd>
     </dl>
+  );
+}
+
+/** One record: a site's (with its Remove button) or one only the controller holds. */
+function RecordRow({ record: r, where, children }: { record: RecordSummary | DeviceRecord; where: string; children?: ComponentChildren }) {
+  return (
+    <tr>
+      <td data-label="Kind">{r.kind === 'clients' ? 'client' : 'controller'}</td>
+      <td data-label="Name">{r.name}</td>
+      <td data-label="UUID">
+        <code>{r.uuid}</code>
+      </td>
+      <td data-label="MAC">
+        <code>{r.mac}</code>
+      </td>
+      <td data-label="On the controller">{where}</td>
+      <td>{children}</td>
+    </tr>
   );
 }
 
@@ -161,42 +180,20 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
           </thead>
           <tbody>
             {site.map((r) => (
-              <tr key={`${r.kind}/${r.uuid}`}>
-                <td data-label="Kind">{r.kind === 'clients' ? 'client' : 'controller'}</td>
-                <td data-label="Name">{r.name}</td>
-                <td data-label="UUID">
-                  <code>{r.uuid}</code>
-                </td>
-                <td data-label="MAC">
-                  <code>{r.mac}</code>
-                </td>
-                <td data-label="On the controller">{device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}</td>
-                <td>
-                  <Button aria-label={`Remove ${r.uuid}`} busy={records.busy} onClick={() => records.run(async () => {
-                    await api.removeRecord(id, r.kind, r.uuid);
-                    await loadRecords();
-                    return `Removed ${r.uuid}`;
-                  })}>
-                    Remove
-                  </Button>
-                </td>
-              </tr>
+              <RecordRow key={`${r.kind}/${r.uuid}`} record={r} where={device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}>
+                <Button aria-label={`Remove ${r.uuid}`} busy={records.busy} onClick={() => records.run(async () => {
+                  await api.removeRecord(id, r.kind, r.uuid);
+                  await loadRecords();
+                  return `Removed ${r.uuid}`;
+                })}>
+                  Remove
+                </Button>
+              </RecordRow>
             ))}
             {(device ?? [])
               .filter((r) => !site.some((s) => s.kind === r.kind && s.uuid === r.uuid))
               .map((r) => (
-                <tr key={`device-${r.kind}/${r.uuid}`}>
-                  <td data-label="Kind">{r.kind === 'clients' ? 'client' : 'controller'}</td>
-                  <td data-label="Name">{r.name}</td>
-                  <td data-label="UUID">
-                    <code>{r.uuid}</code>
-                  </td>
-                  <td data-label="MAC">
-                    <code>{r.mac}</code>
-                  </td>
-                  <td data-label="On the controller">only there (Pull imports it)</td>
-                  <td />
-                </tr>
+                <RecordRow key={`device-${r.kind}/${r.uuid}`} record={r} where="only there (Pull imports it)" />
               ))}
           </tbody>
         </table>
