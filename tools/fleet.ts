@@ -10,6 +10,7 @@ import { LOG_LEVELS } from '../cloud/functions.ts';
 import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
 import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
 import { benchCommand } from './commands/bench.ts';
+import { configuratorCommand } from './commands/configurator.ts';
 import { consoleCommands } from './commands/console.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
@@ -52,6 +53,8 @@ export function buildProgram(): Command {
   };
 
   serveCommand(program);
+  // The installer's web app (docs/configurator-controller-access.md).
+  configuratorCommand(program);
   benchCommand(program, (code) => (commandExit = code));
   imageCommand(program, (code) => (commandExit = code));
   // Boards on serial ports and RFC 2217 servers, and virtual boards to try them on (docs/physical-rig.md).

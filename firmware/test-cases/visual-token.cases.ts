@@ -100,4 +100,19 @@ export const visualTokenCases: TestCase[] = [
       for (const t of [tokens[0]!, ...tokens.slice(2), ninth]) equal((await status(c, t)).status, 200, `token ${tokens.indexOf(t)} kept`);
     },
   },
+  {
+    name: 'GET /api/events: the newest 16 event-log entries, oldest first, behind the visual-token',
+    async run() {
+      const { c } = await controller();
+      for (let i = 0; i < 20; i++) c.device.log(i % 2 ? 'warning' : 'info', 'test', `entry ${i}`);
+      const none = await call(c, 'GET', '/api/events');
+      deepEqual([none.status, none.json.error], [401, 'missing_visual_token'], 'without a token');
+      const token = (await login(c)).json.token as string;
+      const r = await call(c, 'GET', '/api/events', { headers: { 'visual-token': token } });
+      equal(r.status, 200, 'with a token');
+      const events = r.json.events as { time: number; level: string; source: string; message: string }[];
+      deepEqual(events.map((e) => e.message), Array.from({ length: 16 }, (_, i) => `entry ${i + 4}`), 'the newest 16, oldest first');
+      deepEqual([events[0]!.level, events[1]!.level, events[0]!.source, typeof events[0]!.time], ['info', 'warning', 'test', 'number'], 'level, source and time of each');
+    },
+  },
 ];

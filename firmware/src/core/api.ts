@@ -26,6 +26,8 @@ export interface ApiServices {
   tokens: ProvisioningTokens;
   storage: import('../hal/storage.ts').Storage;
   status: () => Record<string, unknown>;
+  /** The newest event-log entries, oldest first (hal/output.ts EventLog.recent). */
+  events: (count: number) => { time: number; level: string; source: string; message: string }[];
   log: (level: 'info' | 'warning' | 'error', message: string) => void;
   /** Called after a configuration write through the API (a record, the backup, a cloud retrieve). */
   configuredLocally?: () => void;
@@ -33,6 +35,13 @@ export interface ApiServices {
 
 /** Who may call a route. */
 type Access = 'visual' | 'visual-or-provisioning' | 'open';
+
+/**
+ * GET /api/events answers this many of the newest event-log entries: what the configurator shows
+ * while it watches a provisioning (docs/configurator-controller-access.md). 16 entries of at most
+ * 240 characters keep the answer under 5 KB of the chunk heap.
+ */
+export const API_EVENTS_COUNT = 16;
 
 function quoted(etag: string): string {
   return `"${etag}"`;
@@ -68,6 +77,7 @@ export class DeviceApi {
       api.throttled(api.s.visual.throttle, [401], req, async () => jsonResponse(200, api.s.visual.login((await readJsonBody(req.body, 1024) as { password?: unknown } | null)?.password))),
     ),
     route('GET', '/api/status', 'visual', async (api) => jsonResponse(200, api.s.status())),
+    route('GET', '/api/events', 'visual', async (api) => jsonResponse(200, { events: api.s.events(API_EVENTS_COUNT) })),
 
     route('HEAD', '/backup', 'visual-or-provisioning', async (api, req, _p, t) => api.getBackup(req, t, false)),
     route('GET', '/backup', 'visual-or-provisioning', async (api, req, _p, t) => api.getBackup(req, t, true)),

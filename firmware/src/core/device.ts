@@ -78,6 +78,7 @@ export class Device {
       tokens: this.tokens,
       storage: hal.storage,
       status: () => this.status(),
+      events: (count) => this.hal.eventLog.recent(count),
       log: (level, m) => this.log(level, 'api', m),
       // The admin configured this board through the API: no longer an unfinished provisioning copy.
       configuredLocally: () => void hal.storage.remove(PROVISIONING_INCOMPLETE_PATH),

@@ -1,0 +1,118 @@
+// The configurator's server: the page (bundled in memory at start, web-common/bundle.ts), its API
+// (routes.ts) and the security around both (docs/configurator-security.md). Listens on loopback
+// unless told otherwise.
+import express from 'express';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { bundleWebApp, type WebBundle } from '../../web-common/bundle.ts';
+import { csrfGuard, hostGuard, type GuardRefusal } from '../../web-common/request-guard.ts';
+import { securityHeaders } from '../../web-common/security-headers.ts';
+import { ControllerLink, LINK_DEFAULTS, type LinkOptions } from './controller-link.ts';
+import { DeviceOps } from './device-ops.ts';
+import { errorMiddleware, sendError } from './errors.ts';
+import { apiRoutes } from './routes.ts';
+import { sessionCookieName, Sessions } from './sessions.ts';
+import { SiteStore } from './site-store.ts';
+
+const WEB = fileURLToPath(new URL('../web/', import.meta.url));
+
+export interface ConfiguratorOptions {
+  /** The site file (created when missing). */
+  site: string;
+  host?: string;
+  port?: number;
+  /** Requests to controllers (time-out, answer sizes). */
+  link?: Partial<LinkOptions>;
+  /** Where the server's own lines go (never a password, a token or a request body). */
+  log?: (line: string) => void;
+}
+
+export interface RunningConfigurator {
+  url: string;
+  store: SiteStore;
+  sessions: Sessions;
+  close(): Promise<void>;
+}
+
+let bundled: Promise<WebBundle> | undefined;
+
+/** The page's script and styles: bundled once per process. */
+function webBundle(): Promise<WebBundle> {
+  bundled ??= bundleWebApp(`${WEB}src/main.tsx`);
+  return bundled;
+}
+
+/** The Host headers this server answers: its loopback names, and the address it listens on (all of this machine's for a wildcard). */
+function hostsFor(host: string, port: number): Set<string> {
+  const addresses = new Set([host, '127.0.0.1', 'localhost', '::1']);
+  if (host === '0.0.0.0' || host === '::') for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) addresses.add(a.address);
+  return new Set([...addresses].map((a) => `${a.includes(':') ? `[${a}]` : a}:${port}`.toLowerCase()));
+}
+
+export async function startConfigurator(o: ConfiguratorOptions): Promise<RunningConfigurator> {
+  const log = o.log ?? (() => undefined);
+  const host = o.host ?? '127.0.0.1';
+  const bundle = await webBundle();
+  const store = SiteStore.open(o.site);
+  const sessions = new Sessions();
+  const linkOptions = { ...LINK_DEFAULTS, ...o.link };
+  const ops = new DeviceOps(store, (c) => new ControllerLink(c.name, c.address, linkOptions));
+  const index = readFileSync(`${WEB}index.html`, 'utf8');
+  const assets: Record<string, { type: string; body: string }> = {
+    '/': { type: 'text/html; charset=utf-8', body: index },
+    '/app.js': { type: 'text/javascript; charset=utf-8', body: bundle.js },
+    '/app.css': { type: 'text/css; charset=utf-8', body: bundle.css },
+  };
+  const etags = Object.fromEntries(Object.entries(assets).map(([k, v]) => [k, `"${createHash('sha256').update(v.body).digest('hex').slice(0, 32)}"`]));
+
+  let allowed = new Set<string>();
+  const refuse = (res: express.Response, r: GuardRefusal) => sendError(res, r.status, r.code, r.message);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(hostGuard(() => allowed, refuse));
+  app.use(securityHeaders());
+  app.use((req, res, next) => {
+    const { session, setCookie } = sessions.resolve(req.headers.cookie);
+    res.locals.session = session;
+    if (setCookie) res.append('set-cookie', setCookie);
+    next();
+  });
+  app.use('/api', csrfGuard(refuse), (_req, res, next) => (res.set('cache-control', 'no-store'), next()), apiRoutes(store, ops, sessions));
+  app.get(['/', '/app.js', '/app.css'], (req, res) => {
+    const a = assets[req.path]!;
+    res.set({ 'content-type': a.type, 'cache-control': 'no-cache', etag: etags[req.path]! });
+    if (req.headers['if-none-match'] === etags[req.path]) return void res.status(304).end();
+    res.send(a.body);
+  });
+  // Browsers ask for it on their own; the page has none.
+  app.get('/favicon.ico', (_req, res) => void res.status(204).end());
+  app.use((_req, res) => sendError(res, 404, 'route_not_found', 'No such page'));
+  app.use(errorMiddleware(log));
+
+  const server: Server = createServer({ requestTimeout: 120_000, headersTimeout: 20_000, maxHeaderSize: 16 * 1024 }, app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  allowed = hostsFor(host, port);
+  sessions.cookieName = sessionCookieName(port);
+  const shown = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shown}:${port}/`,
+    store,
+    sessions,
+    close: async () => {
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+      store.close();
+    },
+  };
+}

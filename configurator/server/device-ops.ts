@@ -1,0 +1,196 @@
+// What the configurator does with one controller on the installer's behalf: read its state against
+// the site (spec 2.3: HEAD /backup's ETag against the SHA-256 of the site's export, and the records
+// it hands out), deploy the site's export and records, and pull a controller's backup and records
+// into the site. The visual-token is the browser session's (sessions.ts); a controller that says
+// the token is no longer valid logs the session out of it.
+import { MAX_EXPORT_BYTES, parseConfiguration } from './configuration.ts';
+import type { ControllerLink, DeviceAnswer } from './controller-link.ts';
+import { ConfiguratorError, ControllerAnswerError } from './errors.ts';
+import type { Session } from './sessions.ts';
+import type { Controller, RecordKind, SiteStore } from './site-store.ts';
+
+/** What the controllers page shows for one controller. */
+export interface ControllerState {
+  id: number;
+  reachable: boolean;
+  logged_in: boolean;
+  /** Why it is not reachable, or what it answered that is not usable. */
+  problem: string | null;
+  firmware_version: string | null;
+  uuid: string | null;
+  /** The SHA-256 of the site's export for it. */
+  site_etag: string;
+  /** HEAD /backup's ETag; null when it has no backup or was not read. */
+  device_etag: string | null;
+  /** in_sync, deployment_required, no_backup (HEAD 404), or unknown (not logged in / not reachable). */
+  backup: 'in_sync' | 'deployment_required' | 'no_backup' | 'unknown';
+  /** Site records the controller lacks, and records it has that the site does not. */
+  records: { missing_on_controller: string[]; only_on_controller: string[] } | null;
+  deployment_required: boolean;
+  provisioning: { active: boolean; expires_in?: number } | null;
+  cloud: string | null;
+}
+
+const KINDS: RecordKind[] = ['controllers', 'clients'];
+/** Reading or writing a whole backup gets longer than the default per-request time-out. */
+const BACKUP_TIMEOUT_MS = 30_000;
+
+export function unquoteEtag(value: string | null): string | null {
+  if (value === null) return null;
+  return value.trim().replace(/^W\//, '').replace(/^"|"$/g, '').toLowerCase();
+}
+
+export class DeviceOps {
+  constructor(
+    private readonly store: SiteStore,
+    private readonly linkFor: (c: Controller) => ControllerLink,
+  ) {}
+
+  /** The session's token for a controller, or 401 not_logged_in. */
+  token(session: Session, c: Controller): string {
+    const t = session.tokens.get(c.id);
+    if (t === undefined) throw new ConfiguratorError('not_logged_in', `Log in to ${c.name} first (its admin password)`);
+    return t;
+  }
+
+  /**
+   * A request with the session's token; when the controller no longer takes it (a restart, 30 min
+   * unused), the session forgets it and the page is told to log in again.
+   */
+  async call(session: Session, c: Controller, method: string, path: string, ok: number[], r: Parameters<ControllerLink['request']>[2] = {}): Promise<DeviceAnswer> {
+    const link = this.linkFor(c);
+    const a = await link.request(method, path, { ...r, token: this.token(session, c) });
+    if (a.status === 401 && ['invalid_visual_token', 'missing_visual_token'].includes((a.json as { error?: string } | undefined)?.error ?? '')) {
+      session.tokens.delete(c.id);
+      throw new ConfiguratorError('not_logged_in', `${c.name} no longer accepts this browser's log-in (it restarted, or 30 minutes passed unused): log in again`);
+    }
+    if (!ok.includes(a.status)) throw link.refusal(a);
+    return a;
+  }
+
+  async login(session: Session, c: Controller, password: unknown): Promise<{ expires_in: number }> {
+    if (typeof password !== 'string' || password.length === 0 || password.length > 128) throw new ConfiguratorError('invalid_body', 'password: expected the controller\'s admin password (1 to 128 characters)', { field: 'password' });
+    const a = await this.linkFor(c).expect('POST', '/api/login', [200], { body: JSON.stringify({ password }) });
+    const token = (a.json as { token?: unknown } | undefined)?.token;
+    if (typeof token !== 'string' || !/^[0-9a-f]{16,128}$/.test(token)) throw new ConfiguratorError('controller_bad_answer', `${c.name} answered its log-in without a token`);
+    session.tokens.set(c.id, token);
+    return { expires_in: Number((a.json as { expires_in?: unknown }).expires_in) || 0 };
+  }
+
+  /** The controllers page's row: never throws for a controller that is down or refuses. */
+  async state(session: Session, c: Controller): Promise<ControllerState> {
+    const site = this.store.configuration(c.id);
+    const s: ControllerState = {
+      id: c.id,
+      reachable: false,
+      logged_in: session.tokens.has(c.id),
+      problem: null,
+      firmware_version: null,
+      uuid: null,
+      site_etag: site.etag,
+      device_etag: null,
+      backup: 'unknown',
+      records: null,
+      deployment_required: false,
+      provisioning: null,
+      cloud: null,
+    };
+    try {
+      if (!s.logged_in) {
+        // Anything the API answers (here 401: no token) shows the controller is there.
+        await this.linkFor(c).request('HEAD', '/backup');
+        s.reachable = true;
+        return s;
+      }
+      const status = (await this.call(session, c, 'GET', '/api/status', [200])).json as Record<string, any>;
+      s.reachable = true;
+      s.firmware_version = typeof status.firmware_version === 'string' ? status.firmware_version : null;
+      s.uuid = typeof status.uuid === 'string' ? status.uuid : null;
+      s.cloud = typeof status.cloud === 'string' ? status.cloud : null;
+      const p = status.provisioning as { state?: string; expires_in?: number } | undefined;
+      s.provisioning = { active: p?.state === 'enabled', ...(p?.state === 'enabled' && typeof p.expires_in === 'number' ? { expires_in: p.expires_in } : {}) };
+      // Spec 2.3: HEAD /backup's ETag against the local database's.
+      const head = await this.call(session, c, 'HEAD', '/backup', [200, 404]);
+      s.device_etag = head.status === 200 ? unquoteEtag(head.headers.get('etag')) : null;
+      s.backup = head.status === 404 ? 'no_backup' : s.device_etag === site.etag ? 'in_sync' : 'deployment_required';
+      const onDevice = await this.deviceRecordIds(session, c);
+      const inSite = this.store.records(c.id).map((r) => `${r.kind}/${r.uuid}`);
+      s.records = { missing_on_controller: inSite.filter((k) => !onDevice.has(k)), only_on_controller: [...onDevice].filter((k) => !inSite.includes(k)).sort() };
+      s.deployment_required = s.backup !== 'in_sync' || s.records.missing_on_controller.length > 0;
+    } catch (err) {
+      if (!(err instanceof ConfiguratorError || err instanceof ControllerAnswerError)) throw err;
+      s.logged_in = session.tokens.has(c.id);
+      if (err instanceof ControllerAnswerError || err.code === 'not_logged_in' || err.code === 'controller_bad_answer') s.reachable = true;
+      s.problem = err.message;
+    }
+    return s;
+  }
+
+  /** The controller's error for an answer it gave (relayed with its code and message). */
+  refusal(c: Controller, a: DeviceAnswer): Error {
+    return this.linkFor(c).refusal(a);
+  }
+
+  /** The records on the controller, as the page shows them (the MACs its allowlist is built from). */
+  async deviceRecords(session: Session, c: Controller): Promise<{ kind: RecordKind; uuid: string; name: string; mac: string }[]> {
+    const out: { kind: RecordKind; uuid: string; name: string; mac: string }[] = [];
+    for (const key of [...(await this.deviceRecordIds(session, c))].sort()) {
+      const [kind, uuid] = key.split('/') as [RecordKind, string];
+      const body = ((await this.call(session, c, 'GET', `/api/${kind}/${encodeURIComponent(uuid)}`, [200])).json ?? {}) as Record<string, unknown>;
+      out.push({ kind, uuid, name: typeof body.name === 'string' ? body.name : '', mac: String(body[kind === 'clients' ? 'mac' : 'ethernet_mac'] ?? '') });
+    }
+    return out;
+  }
+
+  private async deviceRecordIds(session: Session, c: Controller): Promise<Set<string>> {
+    const ids = new Set<string>();
+    for (const kind of KINDS) {
+      const list = (await this.call(session, c, 'GET', `/api/${kind}`, [200])).json;
+      if (!Array.isArray(list)) throw new ConfiguratorError('controller_bad_answer', `${c.name} answered GET /api/${kind} with something other than a list`);
+      for (const uuid of list) if (typeof uuid === 'string') ids.add(`${kind}/${uuid}`);
+    }
+    return ids;
+  }
+
+  /**
+   * Deploy: the site's export as PUT /backup (the controller computes the same ETag; checked), then
+   * every site record. Records the controller has and the site does not are left alone.
+   */
+  async deploy(session: Session, c: Controller): Promise<{ etag: string; size: number; records_written: number }> {
+    const site = this.store.configuration(c.id);
+    const put = await this.call(session, c, 'PUT', '/backup', [200], { body: site.text, contentType: 'application/json', timeoutMs: BACKUP_TIMEOUT_MS });
+    const stored = unquoteEtag(put.headers.get('etag')) ?? (put.json as { etag?: string } | undefined)?.etag ?? null;
+    if (stored !== site.etag) throw new ConfiguratorError('controller_bad_answer', `${c.name} stored the backup with ETag ${stored}, not ${site.etag}: deploy again`);
+    let written = 0;
+    for (const r of this.store.recordBodies(c.id)) {
+      await this.call(session, c, 'PUT', `/api/${r.kind}/${encodeURIComponent(r.uuid)}`, [200, 201], { body: r.body });
+      written++;
+    }
+    return { etag: site.etag, size: site.size, records_written: written };
+  }
+
+  /**
+   * Pull: the controller's backup and records into the site. Everything is read and checked first;
+   * only then is the site changed, in one transaction: a bad backup changes nothing.
+   */
+  async pull(session: Session, c: Controller): Promise<{ etag: string; records: number; canonical: boolean }> {
+    const got = await this.call(session, c, 'GET', '/backup', [200, 404], { maxBytes: MAX_EXPORT_BYTES + 1024, timeoutMs: BACKUP_TIMEOUT_MS });
+    if (got.status === 404) throw new ControllerAnswerError(404, 'no_backup', `${c.name} has no backup to pull (deploy one first)`);
+    let configuration;
+    try {
+      configuration = parseConfiguration(got.bytes);
+    } catch (err) {
+      if (err instanceof ConfiguratorError) throw new ConfiguratorError(err.code, `${c.name}'s backup cannot be imported: ${err.message}`, err.details);
+      throw err;
+    }
+    const records: { kind: RecordKind; uuid: string; body: unknown }[] = [];
+    for (const key of await this.deviceRecordIds(session, c)) {
+      const [kind, uuid] = key.split('/') as [RecordKind, string];
+      const a = await this.call(session, c, 'GET', `/api/${kind}/${encodeURIComponent(uuid)}`, [200]);
+      records.push({ kind, uuid, body: a.json });
+    }
+    this.store.importPulled(c.id, configuration, records);
+    const now = this.store.configuration(c.id);
+    return { etag: now.etag, records: records.length, canonical: now.text === got.bytes.toString('utf8') };
+  }
+}

@@ -1,0 +1,128 @@
+// One controller: its configuration, provisioning, cloud backup and settings, with the log-in to it
+// at the top while this browser is not logged in.
+import { useEffect, useState } from 'preact/hooks';
+import { api, type Controller } from '../api.ts';
+import { LoginForm } from '../components/login.tsx';
+import { Button, Field, Message, useAction } from '../components/ui.tsx';
+import { CloudTab } from './cloud.tsx';
+import { ConfigurationTab } from './configuration.tsx';
+import { ProvisioningTab } from './provisioning.tsx';
+
+const TABS = [
+  ['configuration', 'Configuration'],
+  ['provisioning', 'Provisioning'],
+  ['cloud', 'Cloud backup'],
+  ['settings', 'Settings'],
+] as const;
+export type Tab = (typeof TABS)[number][0];
+
+function SettingsTab({ controller, onSaved }: { controller: Controller; onSaved: (c: Controller | null) => void }) {
+  const [name, setName] = useState(controller.name);
+  const [address, setAddress] = useState(controller.address);
+  const [hardwareClass, setHardwareClass] = useState(controller.hardware_class);
+  const [confirm, setConfirm] = useState(false);
+  const action = useAction();
+  return (
+    <div>
+      <form
+        class="panel"
+        aria-labelledby="settings-title"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void action.run(async () => {
+            onSaved(await api.updateController(controller.id, { name, address, hardware_class: hardwareClass }));
+            return 'Saved';
+          });
+        }}
+      >
+        <h3 id="settings-title">This controller in the site</h3>
+        <div class="row">
+          <Field label="Name" value={name} onValue={setName} required maxLength={64} />
+          <Field label="Address of its API" value={address} onValue={setAddress} required />
+          <Field label="Hardware class" value={hardwareClass} onValue={setHardwareClass} required />
+        </div>
+        <Button type="submit" busy={action.busy}>
+          Save
+        </Button>
+      </form>
+      <section class="panel">
+        <h3>Remove from the site</h3>
+        <p class="detail">Removes the controller, its configuration and its records from this site. The controller itself keeps what it holds.</p>
+        {confirm ? (
+          <div class="confirm" role="group" aria-label="Confirm removal">
+            <Button onClick={() => action.run(async () => {
+              await api.removeController(controller.id);
+              onSaved(null);
+            })}>
+              Remove {controller.name}
+            </Button>
+            <Button onClick={() => setConfirm(false)}>Cancel</Button>
+          </div>
+        ) : (
+          <Button onClick={() => setConfirm(true)}>Remove…</Button>
+        )}
+      </section>
+      <Message outcome={action.outcome} testId="settings-message" />
+    </div>
+  );
+}
+
+export function ControllerPage({ id, tab }: { id: number; tab: Tab }) {
+  const [controller, setController] = useState<Controller | null>(null);
+  const [loggedIn, setLoggedIn] = useState<boolean | null>(null);
+  const [round, setRound] = useState(0);
+  const action = useAction();
+  useEffect(() => {
+    void action.run(async () => {
+      setController(await api.controller(id));
+      const s = await api.state(id);
+      setLoggedIn(s.logged_in);
+    });
+  }, [id, round]);
+  if (!controller) return <main><Message outcome={action.outcome} /></main>;
+  return (
+    <main>
+      <p class="crumbs">
+        <a href="#/">Controllers</a> ›
+      </p>
+      <h1>{controller.name}</h1>
+      <p class="detail">
+        {controller.address} · {controller.hardware_class}
+        {loggedIn && (
+          <>
+            {' · logged in '}
+            <Button class="link" onClick={() => action.run(async () => {
+              await api.logout(id);
+              setRound((r) => r + 1);
+            })}>
+              Log out
+            </Button>
+          </>
+        )}
+      </p>
+      {loggedIn === false && <LoginForm id={id} name={controller.name} onLoggedIn={() => setRound((r) => r + 1)} />}
+      <nav class="tabs" aria-label="Controller sections">
+        {TABS.map(([key, label]) => (
+          <a key={key} href={`#/controllers/${id}/${key}`} aria-current={tab === key ? 'page' : undefined}>
+            {label}
+          </a>
+        ))}
+      </nav>
+      <Message outcome={action.outcome} />
+      {tab === 'configuration' && <ConfigurationTab id={id} name={controller.name} />}
+      {tab === 'provisioning' && <ProvisioningTab key={round} id={id} loggedIn={loggedIn === true} />}
+      {tab === 'cloud' && <CloudTab key={round} id={id} name={controller.name} loggedIn={loggedIn === true} onChanged={() => undefined} />}
+      {tab === 'settings' && (
+        <SettingsTab
+          controller={controller}
+          onSaved={(c) => {
+            if (c) setController(c);
+            else location.hash = '#/';
+          }}
+        />
+      )}
+    </main>
+  );
+}
+
+export const isTab = (v: string | undefined): v is Tab => TABS.some(([k]) => k === v);
