@@ -210,6 +210,7 @@ export function inventoryQuery(f: InventoryFilter, placeholder: (n: number) => s
     return placeholder(params.length);
   };
   const where: string[] = [];
+  if (f.uuid !== undefined) where.push(`d.uuid = ${p(f.uuid)}`);
   if (f.class !== undefined) where.push(`i.last_check_class = ${p(f.class)}`);
   if (f.productHex !== undefined) where.push(`i.last_check_product_hex = ${p(f.productHex)}`);
   if (f.application !== undefined) where.push(`i.last_check_application = ${p(f.application)}`);

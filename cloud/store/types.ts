@@ -100,6 +100,8 @@ export interface OtaCheckWrite {
 }
 
 export interface InventoryFilter {
+  /** Exactly this device. */
+  uuid?: string;
   class?: string;
   productHex?: string;
   application?: string;
