@@ -7,7 +7,9 @@ import { appconfigRoutes } from './appconfig/routes.ts';
 import { AppConfigService } from './appconfig/service.ts';
 import { Admission, type AdmissionStats } from './admission.ts';
 import { DeviceAuthenticator } from './auth/device-signature.ts';
-import { createTokenVerifier, requireSuperUser, type TokenVerifier } from './auth/jwt.ts';
+import { createTokenVerifier, type TokenVerifier } from './auth/jwt.ts';
+import { consoleRoutes } from './console/routes.ts';
+import { sessionRoutes, superUserOrSession } from './console/session.ts';
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
 import { backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
@@ -73,7 +75,7 @@ export function functionForPath(path: string): CloudFunction | undefined {
   if (path.startsWith('/ota/') || path.startsWith('/images/')) return 'svc-func-ota';
   if (path.startsWith('/devices/')) return 'svc-func-backup';
   if (path === '/appconfig' || path.startsWith('/appconfig/')) return 'svc-func-appconfig';
-  if (path === '/admin' || path.startsWith('/admin/')) return 'svc-func-admin';
+  if (path === '/admin' || path.startsWith('/admin/') || path === '/console' || path.startsWith('/console/')) return 'svc-func-admin';
   if (path === '/health') return 'svc-func-health';
   return undefined;
 }
@@ -109,7 +111,9 @@ export function createCloud(deps: CloudDeps): Cloud {
 
   const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now, config.otaCacheBytes);
   const auth = new DeviceAuthenticator(store, config.signatureWindowSeconds, now);
-  const superUser = requireSuperUser(deps.verifyToken ?? createTokenVerifier(config.jwt));
+  const verifyToken = deps.verifyToken ?? createTokenVerifier(config.jwt);
+  // A bearer token, or the operator console's session cookie (with its CSRF defence): docs/operator-console.md.
+  const superUser = superUserOrSession(verifyToken);
   const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now);
   const releases = new ReleaseService(store, ota, log('svc-func-admin'), now);
   const inventory = new OtaCheckRecorder(store, log('svc-func-ota'), now, (failed) => releases.pauseOverThreshold(failed));
@@ -144,7 +148,9 @@ export function createCloud(deps: CloudDeps): Cloud {
   // 64 KB per connection buffered and parsed. inflate: false: a compressed JSON body is a 415, not
   // something to decompress.
   // Every change a super user makes is recorded with who made it (docs/operator-console.md).
-  app.use(['/admin', '/appconfig'], superUser, auditTrail(store, log('svc-func-admin'), now), express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false }));
+  const jsonBody = express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false });
+  app.use(['/admin', '/appconfig'], superUser, auditTrail(store, log('svc-func-admin'), now), jsonBody);
+  app.use('/console/session', auditTrail(store, log('svc-func-admin'), now), jsonBody);
   app.use(healthRoutes(deps.store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION));
   app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
   app.use(otaRoutes(ota));
@@ -154,6 +160,8 @@ export function createCloud(deps: CloudDeps): Cloud {
   app.use(
     adminRoutes({ store, releases, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
   );
+  app.use(sessionRoutes(verifyToken, { now, publicUrl: config.publicUrl }));
+  app.use(consoleRoutes(config.consoleDir));
   app.use((req, _res, next) => next(new ApiError('route_not_found', { method: req.method, path: req.path.slice(0, 256) })));
   app.use(errorMiddleware(logFor));
 

@@ -86,6 +86,10 @@ export const ERROR_CATALOG = {
   invalid_rollout: { status: 400, message: 'The rollout settings are not valid' },
   invalid_device_groups: { status: 400, message: 'The device groups are not valid' },
   invalid_query: { status: 400, message: 'A query parameter is not valid' },
+
+  // Operator console (docs/operator-console.md)
+  csrf_check_failed: { status: 403, message: 'A console request that changes something must carry the session CSRF token and come from the console' },
+  console_not_built: { status: 503, message: 'The console is not built: run npm run build:console' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -9,6 +9,8 @@ import {
   AuditQuery,
   BackupStored,
   ConfigurationPatch,
+  ConsoleLogin,
+  ConsoleSession,
   Device,
   DeviceGroupsBody,
   DeviceList,
@@ -43,9 +45,11 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface ResponseSpec {
   description: string;
-  /** JSON body shape; absent with `binary` (octet-stream) or for a response without a body. */
+  /** JSON body shape; absent with `binary` (octet-stream), `media` or for a response without a body. */
   schema?: TSchema;
   binary?: boolean;
+  /** A text body of this media type (the console's page and assets). */
+  media?: string;
 }
 
 export interface RouteSpec {
@@ -414,6 +418,38 @@ export const ROUTES: RouteSpec[] = [
     params: ReleaseParams,
     responses: { '200': json('Resumed', Rollout), ...superUserErrors, '400': error('Invalid track or version'), '404': error('No rollout') },
   },
+  {
+    method: 'post',
+    path: '/console/session',
+    operationId: 'consoleLogin',
+    summary: "Log the console in with a super-user JWT: HttpOnly SameSite=Strict session and CSRF cookies; the answer gives the page the CSRF token",
+    body: { required: true, json: ConsoleLogin },
+    responses: {
+      '201': json('Logged in', ConsoleSession),
+      '400': error('No token in the body'),
+      '401': error('Missing or invalid token'),
+      '403': error('Not a super user, or another origin'),
+      '413': error('Body over 64 KB'),
+      '415': error('Body is not application/json'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/console/session',
+    operationId: 'consoleSession',
+    summary: "The console's session (after a reload): who, until when, the CSRF token",
+    responses: { '200': json('The session', ConsoleSession), '401': error('No session, or it expired'), '403': error('Not a super user') },
+  },
+  {
+    method: 'delete',
+    path: '/console/session',
+    operationId: 'consoleLogout',
+    summary: 'Log the console out: both cookies cleared',
+    responses: { '204': empty('Logged out'), '403': error('csrf_check_failed') },
+  },
+  { method: 'get', path: '/console', operationId: 'consolePage', summary: 'The operator console (docs/operator-console.md)', responses: { '200': { description: 'The page', media: 'text/html' }, '503': error('console_not_built') } },
+  { method: 'get', path: '/console/app.js', operationId: 'consoleScript', summary: "The console's script", responses: { '200': { description: 'The script', media: 'text/javascript' }, '503': error('console_not_built') } },
+  { method: 'get', path: '/console/app.css', operationId: 'consoleStyles', summary: "The console's stylesheet", responses: { '200': { description: 'The stylesheet', media: 'text/css' }, '503': error('console_not_built') } },
   {
     method: 'get',
     path: '/admin/audit',
