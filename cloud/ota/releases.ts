@@ -4,12 +4,14 @@
 // takes by itself when failed installs reach its error threshold. Every write invalidates the track
 // in the OTA answer cache of this instance; other instances see it within OTA_CACHE_TTL_MS.
 import { createHash } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import type { ChipSpec } from '../../firmware/image/chips.ts';
 import { ApiError } from '../errors.ts';
 import type { FunctionLogger } from '../logging.ts';
+import type { Release as ReleaseShape, Rollout as RolloutShape } from '../schema/api.ts';
 import type { CloudStore, FirmwareRelease, ImageMetadata, OutcomeCounts, ReleaseTrack, Rollout, RolloutSettings } from '../store/types.ts';
 import type { SettledRelease } from './inventory.ts';
-import { toManifest, type Manifest } from './manifest.ts';
+import { toManifest } from './manifest.ts';
 import { checkReleaseImage } from './release-checks.ts';
 import { effectivePercent, overErrorThreshold } from './rollout.ts';
 import type { OtaService } from './service.ts';
@@ -31,32 +33,10 @@ export interface HostedReleaseRequest {
   rollout: RolloutChange | undefined;
 }
 
-export interface RolloutView {
-  class: string;
-  product_hex: string;
-  application: string;
-  version: string;
-  state: Rollout['state'];
-  percent: number;
-  effective_percent: number;
-  groups: string[];
-  step_percent: number | null;
-  step_every_seconds: number | null;
-  error_threshold_percent: number;
-  min_reports: number;
-  paused_reason: string | null;
-  created_at: string;
-  updated_at: string;
-  outcomes: OutcomeCounts;
-}
-
-export interface ReleaseView extends Manifest {
-  hosted: boolean;
-  chip?: string;
-  project?: string;
-  rollout: RolloutView | null;
-  outcomes: OutcomeCounts;
-}
+/** A rollout as the admin API shows it (cloud/schema/api.ts, Rollout). */
+export type RolloutView = Static<typeof RolloutShape>;
+/** A release as the admin API lists it (cloud/schema/api.ts, Release). */
+export type ReleaseView = Static<typeof ReleaseShape>;
 
 /** The public path of a hosted image: GET /images/{class}/{product_hex}/{application}/{version}.bin. */
 export function imagePath(t: ReleaseTrack, version: string): string {

@@ -1,7 +1,9 @@
 // `fleet device list|show|groups` (the device inventory, docs/device-inventory.md), `fleet rollout …`
 // (staged rollouts, docs/staged-rollouts.md) and `fleet audit` (who changed what). Each prints a table
 // for people, or the API's JSON with --json for scripts.
+import type { Static } from '@sinclair/typebox';
 import { InvalidArgumentError, type Command } from 'commander';
+import type { AuditList, Device, Rollout } from '../../cloud/schema/api.ts';
 import { path, type CloudClient } from '../client.ts';
 
 function wholeNumber(value: string): number {
@@ -23,15 +25,7 @@ export function table(header: string[], rows: string[][]): string {
 
 const minute = (iso: string | undefined | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : '-');
 
-interface DeviceView {
-  uuid: string;
-  label?: string;
-  groups: string[];
-  enrolled_at: string;
-  last_check: { at: string; version: string; class: string; product_hex: string; application: string } | null;
-  offer: { version: string; from_version: string; at: string } | null;
-  backup: { size: number; etag: string | null; last_backup_date: string } | null;
-}
+type DeviceView = Static<typeof Device> & { groups: string[] };
 
 function deviceRows(devices: DeviceView[]): string {
   return table(
@@ -132,19 +126,7 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
     });
 }
 
-interface RolloutView {
-  version: string;
-  state: string;
-  percent: number;
-  effective_percent: number;
-  groups: string[];
-  step_percent: number | null;
-  step_every_seconds: number | null;
-  error_threshold_percent: number;
-  min_reports: number;
-  paused_reason: string | null;
-  outcomes: { pending: number; succeeded: number; failed: number };
-}
+type RolloutView = Static<typeof Rollout>;
 
 export function formatRollout(r: RolloutView): string {
   const schedule = r.step_percent ? `, +${r.step_percent} % every ${r.step_every_seconds} s` : '';
@@ -209,7 +191,7 @@ export function auditCommand(program: Command, client: () => CloudClient): void 
     .option('--limit <n>', 'entries (default 50)', wholeNumber, 50)
     .option('--json', 'the API answer as JSON')
     .action(async (o: { limit: number; json?: boolean }) => {
-      const body = (await client().request('GET', `/admin/audit?limit=${o.limit}`)).body as { entries: { at: string; actor: string; via: string; action: string; status: number; path: string }[] };
+      const body = (await client().request('GET', `/admin/audit?limit=${o.limit}`)).body as Static<typeof AuditList>;
       if (o.json) return printJson(body);
       process.stdout.write(table(['AT', 'WHO', 'VIA', 'ACTION', 'STATUS', 'PATH'], body.entries.map((e) => [e.at, e.actor, e.via, e.action, String(e.status), e.path])));
     });
