@@ -5,7 +5,7 @@
 // that the cases run on Node and inside XS; the full install path (a real image into the passive
 // slot, rollback) is the harness's ota and ota-rollback scenarios.
 import type { BodyReader, ClientRequest, ClientResponse } from '../src/hal/network.ts';
-import { APP_DESC_IMAGE_OFFSET, encodeAppDescriptor } from '../../firmware/image/app-desc.ts';
+import { APP_DESC_IMAGE_OFFSET, encodeAppDescriptor } from '../image/app-desc.ts';
 import { concatBytes, hexEncode, utf8Encode } from '../src/core/bytes.ts';
 import { writeCloudConfig } from '../src/core/cloud/config.ts';
 import { bytesReader } from '../src/core/http/respond.ts';
