@@ -52,7 +52,11 @@ export function Devices() {
   const field = (name: keyof Filters, label: string, type: 'text' | 'number' = 'text') => (
     <label>
       {label}
-      <input name={name} type={type} min={type === 'number' ? 0 : undefined} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })} />
+      {type === 'number' ? (
+        <input name={name} type="number" min={0} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })} />
+      ) : (
+        <input name={name} type="text" value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })} />
+      )}
     </label>
   );
   const devices = data?.devices ?? [];
