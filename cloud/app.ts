@@ -19,9 +19,11 @@ import { healthRoutes } from './health.ts';
 import { errorMiddleware, renderError, sendJson } from './http.ts';
 import { JSON_BODY_LIMIT } from './json-body.ts';
 import { HTTP_LIMITS, type HttpLimits } from './limits.ts';
-import { jsonLineSink, LogLevels, LogRegistry, prettySink, type FunctionLogger, type LogSink } from './logging.ts';
+import { jsonLineSink, LOG_MAX_RECORDS_PER_SECOND, LogLevels, LogRegistry, prettySink, type FunctionLogger, type LogSink } from './logging.ts';
 import { openApiDocument } from './openapi.ts';
 import { auditTrail } from './admin/audit.ts';
+import { NO_PEERS, type Peers } from './cluster/peers.ts';
+import { workerLimits, workerShare } from './cluster/share.ts';
 import { HostedImages, imageRoutes } from './ota/image-routes.ts';
 import { MAX_IMAGE_BYTES } from './ota/release-checks.ts';
 import { OtaCheckRecorder } from './ota/inventory.ts';
@@ -43,6 +45,14 @@ export interface CloudDeps {
   verifyToken?: TokenVerifier;
   /** Override some HTTP limits (tests use short time-outs); HTTP_LIMITS otherwise. */
   limits?: Partial<HttpLimits>;
+  /**
+   * The workers of this `fleet serve` (docs/cloud-workers.md): this process's share of the service's
+   * bounds (gates, caches, log volume) is 1/workers of each; the peers hear of its changes. Default: 1, none.
+   */
+  workers?: number;
+  /** Which of them this process is, 1 to workers (GET /health says it). */
+  worker?: number;
+  peers?: Peers;
 }
 
 export interface Cloud {
@@ -83,7 +93,9 @@ export function functionForPath(path: string): CloudFunction | undefined {
 export function createCloud(deps: CloudDeps): Cloud {
   const { config } = deps;
   const now = deps.now ?? Date.now;
-  const limits: HttpLimits = { ...HTTP_LIMITS, ...deps.limits };
+  const workers = deps.workers ?? 1;
+  const peers = deps.peers ?? NO_PEERS;
+  const limits: HttpLimits = workerLimits({ ...HTTP_LIMITS, ...deps.limits }, workers);
   // Every route's store calls go through a bounded gate (503 store_saturated past it); the health
   // check and the log-level refresh use the store directly, so they keep answering under load.
   const { store, gate: storeGate } = guardStore(deps.store, {
@@ -102,23 +114,23 @@ export function createCloud(deps: CloudDeps): Cloud {
   });
   const sink = deps.sink ?? (config.logFormat === 'pretty' ? prettySink() : jsonLineSink());
   const levels = new LogLevels(deps.store);
-  const logs = new LogRegistry(levels, sink, now);
+  const logs = new LogRegistry(levels, sink, now, workerShare(LOG_MAX_RECORDS_PER_SECOND, workers));
   const log = (fn: CloudFunction) => logs.logger(fn);
   const logFor = (req: Request): FunctionLogger | undefined => {
     const fn = functionForPath(req.path);
     return fn ? log(fn) : undefined;
   };
 
-  const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now, config.otaCacheBytes);
+  const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now, workerShare(config.otaCacheBytes, workers), peers);
   const auth = new DeviceAuthenticator(store, config.signatureWindowSeconds, now);
   const verifyToken = deps.verifyToken ?? createTokenVerifier(config.jwt);
   // A bearer token, or the operator console's session cookie (with its CSRF defence): docs/operator-console.md.
   const superUser = superUserOrSession(verifyToken);
-  const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now);
+  const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now, peers);
   const releases = new ReleaseService(store, ota, log('svc-func-admin'), now);
   const inventory = new OtaCheckRecorder(store, log('svc-func-ota'), now, (failed) => releases.pauseOverThreshold(failed));
   ota.onCheck = (seen) => inventory.record(seen);
-  const images = new HostedImages(store, ota, config.imageCacheBytes);
+  const images = new HostedImages(store, ota, workerShare(config.imageCacheBytes, workers));
   const startedAtMs = Date.now();
 
   const app = express();
@@ -151,7 +163,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   const jsonBody = express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false });
   app.use(['/admin', '/appconfig'], superUser, auditTrail(store, log('svc-func-admin'), now), jsonBody);
   app.use('/console/session', auditTrail(store, log('svc-func-admin'), now), jsonBody);
-  app.use(healthRoutes(deps.store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION));
+  app.use(healthRoutes(deps.store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION, { worker: deps.worker ?? 1, workers }));
   app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
   app.use(otaRoutes(ota));
   app.use(imageRoutes(images, log('svc-func-ota')));

@@ -1,30 +1,46 @@
-// `fleet serve`: the cloud in the foreground (what `npm start` runs). The cloud (Express, the schemas
-// and their compiled checks, pino) is imported when `serve` runs, not when the program is built: every
-// other `fleet` command is a client of a running cloud and never loads it.
+// `fleet serve`: the cloud in the foreground (what `npm start` runs), on WORKERS processes that share
+// the port (default: every core this process may use; docs/cloud-workers.md), or in this process alone
+// with WORKERS=1. SIGTERM / SIGINT: the requests in flight are finished, the store closed, exit 0.
+// The cloud (Express, the schemas and their compiled checks, pino) is imported when `serve` runs, not
+// when the program is built: every other `fleet` command is a client of a running cloud and never loads it.
 import type { Command } from 'commander';
+
+/** Resolves with the name of the first SIGTERM or SIGINT. */
+function stopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+}
 
 export function serveCommand(program: Command): void {
   program
     .command('serve')
-    .description('Serve the cloud API (configured by PORT, HOST, DATABASE_URL, JWT_SECRET, ...; see README)')
+    .description('Serve the cloud API on WORKERS processes (configured by PORT, HOST, DATABASE_URL, JWT_SECRET, WORKERS, ...; see README)')
     .option('--port <port>', 'overrides PORT')
     .option('--host <host>', 'overrides HOST')
     .action(async (o: { port?: string; host?: string }) => {
       const env = { ...process.env };
       if (o.port !== undefined) env.PORT = o.port;
       if (o.host !== undefined) env.HOST = o.host;
-      const [{ loadConfig }, { startCloudServer }] = await Promise.all([import('../../cloud/config.ts'), import('../../cloud/server.ts')]);
+      const { loadConfig } = await import('../../cloud/config.ts');
       const config = loadConfig(env);
-      const running = await startCloudServer(config);
       const jwt = config.jwt.mode === 'hs256' ? `HS256 secret from ${config.jwt.secretSource}` : `JWKS ${config.jwt.jwksUrl}`;
-      process.stderr.write(`cloud listening on ${running.url} (store ${running.store.kind} ${config.databaseUrl}; JWT ${jwt})\n`);
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string) => {
-          process.stderr.write(`${signal}: closing\n`);
-          running.close().then(resolve, resolve);
-        };
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
-      });
+      const listening = (url: string, storeKind: string) =>
+        process.stderr.write(`cloud listening on ${url} (store ${storeKind} ${config.databaseUrl}; JWT ${jwt}; ${config.workers} worker${config.workers === 1 ? '' : 's'})\n`);
+      const stop = stopSignal();
+      if (config.workers > 1) {
+        const { superviseWorkers } = await import('../../cloud/cluster/supervisor.ts');
+        const end = await superviseWorkers({ config, say: (line) => process.stderr.write(`${line}\n`), onListening: listening, stopSignal: stop });
+        // Carried to the exit code by tools/fleet.ts (errors with an exitCode).
+        if (end.exitCode !== 0) throw Object.assign(new Error(end.problem ?? `exit ${end.exitCode}`), { exitCode: end.exitCode });
+        return;
+      }
+      const { startCloudServer } = await import('../../cloud/server.ts');
+      const running = await startCloudServer(config);
+      listening(running.url, running.store.kind);
+      process.stderr.write(`${await stop}: closing (finishing the requests in flight, up to ${config.shutdownTimeoutMs} ms)\n`);
+      const { cut } = await running.shutdown(config.shutdownTimeoutMs);
+      if (cut > 0) process.stderr.write(`${cut} connections cut at the time-out\n`);
     });
 }
