@@ -11,7 +11,7 @@ import { createTokenVerifier, type TokenVerifier } from './auth/jwt.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { sessionRoutes, superUserOrSession } from './console/session.ts';
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
-import { backupRoutes } from './backup/routes.ts';
+import { backupFastPath, backupPusher, backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
 import { ApiError } from './errors.ts';
 import type { CloudFunction } from './functions.ts';
@@ -167,7 +167,8 @@ export function createCloud(deps: CloudDeps): Cloud {
   app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
   app.use(otaRoutes(ota));
   app.use(imageRoutes(images, log('svc-func-ota')));
-  app.use(backupRoutes({ store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }));
+  const backupDeps = { store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate };
+  app.use(backupRoutes(backupDeps));
   app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
   app.use(
     adminRoutes({ store, releases, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
@@ -178,6 +179,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   app.use(errorMiddleware(logFor));
 
   const fast = config.otaFastPath ? otaFastPath(ota, log('svc-func-ota')) : () => false;
+  const fastPush = backupFastPath(backupPusher(backupDeps), log('svc-func-backup'));
   // Whatever Express leaves unanswered (a target its router cannot parse, an error in the error
   // middleware itself) is answered here, as JSON, instead of by Express's HTML finalhandler.
   const finalHandler = (req: IncomingMessage, res: ServerResponse) => (err?: unknown) => {
@@ -201,6 +203,7 @@ export function createCloud(deps: CloudDeps): Cloud {
       renderError(res, err, log('svc-func-ota'));
       return;
     }
+    if (fastPush(req, res)) return;
     (app as unknown as (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void)(req, res, finalHandler(req, res));
   };
 
