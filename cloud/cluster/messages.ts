@@ -25,6 +25,10 @@ export interface WorkerStats {
   sqliteBusyGaveUp: number;
   /** Connections closed with a request still in flight at the shutdown time-out. */
   cutAtShutdown: number;
+  /** The admission gates' refusals (503 store_saturated: queue full, or waited too long) and the longest Retry-After given, s. */
+  uploadRefused: number;
+  storeRefused: number;
+  maxRetryAfterSeconds: number;
 }
 
 export type WorkerMessage =

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { CloudConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { isWorkerMessage, WORKER_SLOT_ENV, type SupervisorMessage, type WorkerMessage, type WorkerStats } from './messages.ts';
+import { stoppedLine } from './stats.ts';
 
 export interface SupervisorOptions {
   config: CloudConfig;
@@ -189,10 +190,6 @@ export async function superviseWorkers(opts: SupervisorOptions): Promise<Service
   }
 
   const stats = slots.flatMap((s) => (s.stats ? [s.stats] : []));
-  if (url) {
-    const sum = (k: keyof WorkerStats) => stats.reduce((a, s) => a + s[k], 0);
-    const busy = storeKind === 'sqlite' ? `; SQLITE_BUSY ${sum('sqliteBusy')} times in ${sum('sqliteBusyCalls')} store calls, longest wait ${Math.max(0, ...stats.map((s) => s.sqliteBusyMaxWaitMs))} ms, ${sum('sqliteBusyGaveUp')} given up` : '';
-    say(`stopped: ${stats.length} of ${slots.length} workers stopped cleanly, ${sum('cutAtShutdown')} connections cut at the time-out${busy}`);
-  }
+  if (url) say(stoppedLine(stats, slots.length, storeKind));
   return end;
 }

@@ -5,20 +5,15 @@
 // (up to SHUTDOWN_TIMEOUT_MS), the store closed, its counts sent, exit 0.
 import { loadConfig } from '../config.ts';
 import { startCloudServer, type RunningCloud } from '../server.ts';
-import type { SqliteBusyStats } from '../store/sqlite.ts';
-import { isSupervisorMessage, WORKER_SLOT_ENV, type WorkerMessage, type WorkerStats } from './messages.ts';
+import { isSupervisorMessage, WORKER_SLOT_ENV, type WorkerMessage } from './messages.ts';
 import { clusterPeers } from './peers.ts';
+import { workerStats } from './stats.ts';
 
 function send(m: WorkerMessage): Promise<void> {
   return new Promise((resolve) => {
     if (!process.connected || !process.send) return resolve();
     process.send(m, undefined, {}, () => resolve());
   });
-}
-
-function busyOf(running: RunningCloud): SqliteBusyStats | undefined {
-  const store = running.store as { busyStats?: () => SqliteBusyStats };
-  return store.busyStats?.();
 }
 
 async function main(): Promise<void> {
@@ -34,14 +29,7 @@ async function main(): Promise<void> {
     const stop = () =>
       (stopping ??= (async () => {
         const { cut } = await running.shutdown(config.shutdownTimeoutMs);
-        const busy = busyOf(running);
-        const stats: WorkerStats = {
-          sqliteBusy: busy?.busy ?? 0,
-          sqliteBusyCalls: busy?.calls ?? 0,
-          sqliteBusyMaxWaitMs: Math.round(busy?.maxWaitMs ?? 0),
-          sqliteBusyGaveUp: busy?.gaveUp ?? 0,
-          cutAtShutdown: cut,
-        };
+        const stats = workerStats(running, cut);
         await send({ t: 'stopped', stats });
         process.exit(0);
       })());

@@ -41,6 +41,7 @@ export function serveCommand(program: Command): void {
       listening(running.url, running.store.kind);
       process.stderr.write(`${await stop}: closing (finishing the requests in flight, up to ${config.shutdownTimeoutMs} ms)\n`);
       const { cut } = await running.shutdown(config.shutdownTimeoutMs);
-      if (cut > 0) process.stderr.write(`${cut} connections cut at the time-out\n`);
+      const { stoppedLine, workerStats } = await import('../../cloud/cluster/stats.ts');
+      process.stderr.write(`${stoppedLine([workerStats(running, cut)], 1, running.store.kind)}\n`);
     });
 }

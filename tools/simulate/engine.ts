@@ -63,6 +63,8 @@ export interface SimOptions {
   seed?: string;
   /** Called about once a second while the storm runs. */
   onProgress?: (p: SimProgress) => void;
+  /** Called when the last device is done, before the verification (a bench reads its counters there). */
+  onStormDone?: () => void;
   /** Concurrency of the enrollment (default 32). */
   enrollConcurrency?: number;
 }
@@ -159,7 +161,11 @@ const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class FleetSimulator {
-  private readonly o: Required<Omit<SimOptions, 'onProgress' | 'connections'>> & { connections: number; onProgress?: SimOptions['onProgress'] };
+  private readonly o: Required<Omit<SimOptions, 'onProgress' | 'onStormDone' | 'connections'>> & {
+    connections: number;
+    onProgress?: SimOptions['onProgress'];
+    onStormDone?: SimOptions['onStormDone'];
+  };
   private readonly agents: Agent[];
   private rr = 0;
   private devices: Device[] = [];
@@ -283,6 +289,7 @@ export class FleetSimulator {
       if (progress) clearInterval(progress);
     }
     const stormSeconds = (performance.now() - t0) / 1000;
+    o.onStormDone?.();
     const v0 = performance.now();
     const verdict = await this.verify();
     const verifySeconds = (performance.now() - v0) / 1000;

@@ -45,28 +45,53 @@ function categorize(fn: string, url: string): string {
   return 'other JS';
 }
 
-export function summarizeProfile(path: string, top = 15): ProfileSummary {
-  const p = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const selfUs = new Map<number, number>();
-  for (let i = 0; i < p.samples.length; i++) {
-    const id = p.samples[i]!;
-    selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i + 1] ?? p.timeDeltas[i] ?? 0));
-  }
+/**
+ * A window of time to summarise, in microseconds of the monotonic clock V8 stamps its samples with
+ * (CLOCK_MONOTONIC on Linux, as `process.hrtime.bigint() / 1000n` in any process of the machine).
+ */
+export interface ProfileWindow {
+  fromUs: number;
+  toUs: number;
+}
+
+/** The monotonic clock in the unit of a profile's timestamps, now. */
+export function profileClockUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/**
+ * Self time by category and by function, over one or several profiles (the processes and threads of
+ * one service are summed), only of the samples inside the window(s) when given (a load's measured
+ * parts, without start-up).
+ */
+export function summarizeProfile(paths: string | string[], top = 15, window?: ProfileWindow | ProfileWindow[]): ProfileSummary {
+  const windows = window === undefined ? undefined : Array.isArray(window) ? window : [window];
   const categories = new Map<string, number>();
   const functions = new Map<string, { name: string; where: string; us: number }>();
   let total = 0;
-  for (const [id, us] of selfUs) {
-    const n = byId.get(id)!;
-    const { functionName, url, lineNumber } = n.callFrame;
-    const cat = categorize(functionName, url);
-    categories.set(cat, (categories.get(cat) ?? 0) + us);
-    total += us;
-    const where = url ? `${url.replace(/^file:\/\/.*?\/(node_modules|cloud|tools)\//, '$1/')}:${lineNumber + 1}` : '';
-    const key = `${functionName}@${where}`;
-    const f = functions.get(key) ?? { name: functionName || '(anonymous)', where, us: 0 };
-    f.us += us;
-    functions.set(key, f);
+  for (const path of typeof paths === 'string' ? [paths] : paths) {
+    const p = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
+    const byId = new Map(p.nodes.map((n) => [n.id, n]));
+    const selfUs = new Map<number, number>();
+    let at = p.startTime;
+    for (let i = 0; i < p.samples.length; i++) {
+      at += p.timeDeltas[i] ?? 0;
+      if (windows && !windows.some((w) => at >= w.fromUs && at <= w.toUs)) continue;
+      const id = p.samples[i]!;
+      selfUs.set(id, (selfUs.get(id) ?? 0) + (p.timeDeltas[i + 1] ?? p.timeDeltas[i] ?? 0));
+    }
+    for (const [id, us] of selfUs) {
+      const n = byId.get(id)!;
+      const { functionName, url, lineNumber } = n.callFrame;
+      const cat = categorize(functionName, url);
+      categories.set(cat, (categories.get(cat) ?? 0) + us);
+      total += us;
+      const where = url ? `${url.replace(/^file:\/\/.*?\/(node_modules|cloud|tools)\//, '$1/')}:${lineNumber + 1}` : '';
+      const key = `${functionName}@${where}`;
+      const f = functions.get(key) ?? { name: functionName || '(anonymous)', where, us: 0 };
+      f.us += us;
+      functions.set(key, f);
+    }
   }
   const idle = categories.get('idle') ?? 0;
   const busy = total - idle;
