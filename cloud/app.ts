@@ -6,6 +6,7 @@ import { adminRoutes } from './admin/routes.ts';
 import { appconfigRoutes } from './appconfig/routes.ts';
 import { AppConfigService } from './appconfig/service.ts';
 import { Admission, type AdmissionStats } from './admission.ts';
+import { BodyPool } from './body-pool.ts';
 import { DeviceAuthenticator } from './auth/device-signature.ts';
 import { createTokenVerifier, type TokenVerifier } from './auth/jwt.ts';
 import { consoleRoutes } from './console/routes.ts';
@@ -167,7 +168,9 @@ export function createCloud(deps: CloudDeps): Cloud {
   app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
   app.use(otaRoutes(ota));
   app.use(imageRoutes(images, log('svc-func-ota')));
-  const backupDeps = { store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate };
+  // Room for every upload at work to give its body back (64 KB bodies), within 8 MiB.
+  const bodies = new BodyPool(Math.min(8 * 1024 * 1024, limits.uploadMaxActive * 64 * 1024));
+  const backupDeps = { store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate, bodies };
   app.use(backupRoutes(backupDeps));
   app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
   app.use(

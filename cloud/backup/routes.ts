@@ -8,6 +8,7 @@ import { Router, type Request } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DeviceAuthenticator, parseSignedHeaders } from '../auth/device-signature.ts';
 import type { Admission } from '../admission.ts';
+import type { BodyPool } from '../body-pool.ts';
 import { ApiError } from '../errors.ts';
 import { BodyTooLargeError, renderError, route, sendJson } from '../http.ts';
 import type { FunctionLogger } from '../logging.ts';
@@ -27,6 +28,8 @@ export interface BackupRoutesDeps {
   bodyIdleTimeoutMs: number;
   /** Bounds the uploads at work (each may hold a body): 503 store_saturated past it (docs/fleet-scale.md). */
   uploads?: Admission;
+  /** Where bodies are read into and given back to once stored (cloud/body-pool.ts). */
+  bodies?: BodyPool;
 }
 
 const checkUuid = checker(UuidParams);
@@ -39,7 +42,7 @@ function pathUuid(req: Request): string {
  * POST /devices/{uuid}/backup, on node's request and response (the Express route and the fast path
  * both call it): checks, the 304 decision, the upload gate, authentication, the body, the write.
  */
-export function backupPusher({ store, auth, log, now, bodyIdleTimeoutMs, uploads }: BackupRoutesDeps): (req: IncomingMessage, res: ServerResponse, pathUuid: string) => Promise<void> {
+export function backupPusher({ store, auth, log, now, bodyIdleTimeoutMs, uploads, bodies }: BackupRoutesDeps): (req: IncomingMessage, res: ServerResponse, pathUuid: string) => Promise<void> {
   return async (req, res, rawUuid) => {
     const uuid = checked(checkUuid, { uuid: rawUuid }, 'invalid_uuid').uuid;
     const signed = parseSignedHeaders(req.headers, uuid);
@@ -83,7 +86,7 @@ export function backupPusher({ store, auth, log, now, bodyIdleTimeoutMs, uploads
     await auth.authenticate(signed);
     const readBody = async (keep: boolean): Promise<UploadBody> => {
       try {
-        return await readUploadBody(req, MAX_BACKUP_BYTES, { keep, idleTimeoutMs: bodyIdleTimeoutMs });
+        return await readUploadBody(req, MAX_BACKUP_BYTES, { keep, idleTimeoutMs: bodyIdleTimeoutMs, ...(bodies ? { alloc: (n: number) => bodies.take(n) } : {}) });
       } catch (err) {
         if (err instanceof BodyTooLargeError) throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES });
         throw err;
@@ -107,7 +110,8 @@ export function backupPusher({ store, auth, log, now, bodyIdleTimeoutMs, uploads
       throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
     }
     const at = new Date(now()).toISOString();
-    const meta = await store.putBackup(uuid, blob, etag, at); // gives the blob up (moved to the store's writer)
+    // The store reads the blob until this settles (or moves it to its writer thread); then it is reused.
+    const meta = await store.putBackup(uuid, blob, etag, at).finally(() => bodies?.give(blob));
     log.info('backup stored', { uuid, size: meta.size, etag });
     if (etag) res.setHeader('etag', formatEtag(etag));
     sendJson(res, 200, { message: 'Backup stored', last_backup_date: meta.lastBackupDate });
