@@ -29,7 +29,8 @@ import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine
 import { formatProfile, profileClockUs, summarizeProfile, type ProfileWindow } from '../simulate/profile.ts';
 import { startPostgres, type PostgresServer } from '../postgres-server.ts';
 import { CloudClient } from '../client.ts';
-import { busyShare, machineCpu, rssPeak, treeCpuSeconds } from './process-tree.ts';
+import { busyShare, machineCpu, rssPeak, treeCpuSeconds, treePids } from './process-tree.ts';
+import { formatPerf, PERF_NODE_FLAGS, perfAvailable, recordPerf, summarizePerf } from './perf-profile.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,6 +45,7 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: String(availableParallelism()) },
     'postgres-instances': { type: 'string', default: '2' },
     profile: { type: 'boolean', default: false },
+    perf: { type: 'boolean', default: false },
     deadline: { type: 'string', default: '900' },
     'keep-profiles': { type: 'string' },
     'sqlite-writer': { type: 'string', default: 'inline' },
@@ -53,11 +55,12 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   process.stdout.write(
-    'usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--workers <n>] [--profile [--keep-profiles <dir>]]\n' +
+    'usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--workers <n>] [--profile [--keep-profiles <dir>]] [--perf]\n' +
       '                           [--only sqlite,postgres,ingest,ota] [--store sqlite|postgres] [--postgres-instances 2]\n' +
       '                           [--duration 12] [--rounds 3] [--connections 50] [--warmup 2] [--fair-hash-body]   (the ingest and OTA comparisons: each case\'s duration, in rounds)\n' +
       '                           [--sqlite-writer worker|inline|both|inline,worker,…]   (the SQLite store\'s upload writes)\n' +
-      '  --store postgres --devices 100000: the large storm alone (docs/fleet-scale.md), not run in CI\n',
+      '  --store postgres --devices 100000: the large storm alone (docs/fleet-scale.md), not run in CI\n' +
+      '  --profile: V8 CPU profiles of every process (JavaScript detail); --perf: Linux perf, CPU time of every thread by component\n',
   );
   process.exit(0);
 }
@@ -79,6 +82,14 @@ const ROUNDS = whole('rounds', args.rounds, 1);
 const DEADLINE_MS = whole('deadline', args.deadline, 1) * 1000;
 const WORKERS = whole('workers', args.workers, 1);
 const PG_INSTANCES = whole('postgres-instances', args['postgres-instances'], 1);
+if (args.perf && !perfAvailable()) {
+  process.stderr.write('--perf: Linux perf is not installed here (apt-get install linux-perf)\n');
+  process.exit(4);
+}
+// This process (the simulator, the load tool) names its JavaScript frames for perf too.
+if (args.perf) (await import('node:v8')).setFlagsFromString(PERF_NODE_FLAGS[0]!);
+/** node flags of every child when --perf: their JavaScript frames named in perf's samples. */
+const PERF_ARGS = args.perf ? PERF_NODE_FLAGS : [];
 const PARTS = ['sqlite', 'postgres', 'ingest', 'ota'] as const;
 type Part = (typeof PARTS)[number];
 const ONLY: Set<Part> = (() => {
@@ -156,7 +167,7 @@ function waitForListening(child: ChildProcess, what: string): Promise<Child> {
 }
 
 function startCloud(env: Record<string, string>, nodeArgs: string[] = []): Promise<Child> {
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
+  const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
     env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', WORKERS: String(WORKERS), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -164,13 +175,21 @@ function startCloud(env: Record<string, string>, nodeArgs: string[] = []): Promi
 }
 
 function startBaseline(mode: 'bare-ingest' | 'fair-ingest' | 'bare-ota', extra: string[] = [], nodeArgs: string[] = []): Promise<Child> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', TSX, BASELINE, '--mode', mode, '--workers', String(WORKERS), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, '--import', TSX, BASELINE, '--mode', mode, '--workers', String(WORKERS), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   return waitForListening(child, `the ${mode} baseline`);
 }
+
+/** The perf maps (--perf-basic-prof) processes of this run wrote into /tmp, removed when this one exits. */
+const perfMaps = new Set<string>();
+process.once('exit', () => {
+  for (const f of perfMaps) rmSync(f, { force: true });
+  if (args.perf) rmSync(`/tmp/perf-${process.pid}.map`, { force: true });
+});
 
 async function stop(c: Child): Promise<void> {
   const { child } = c;
   if (child.exitCode !== null || child.signalCode !== null) return;
+  if (args.perf && child.pid !== undefined) for (const pid of treePids(child.pid)) perfMaps.add(`/tmp/perf-${pid}.map`);
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
@@ -225,8 +244,10 @@ function stormLine(store: string, instances: number, r: SimResult): string {
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 
-async function storm(clouds: Child[], store: string, dir: string, during?: () => Promise<void>): Promise<{ line: string; costs: StormCosts; simProfile?: string }> {
+async function storm(clouds: Child[], store: string, dir: string, during?: () => Promise<void>): Promise<{ line: string; costs: StormCosts; simProfile?: string; perfLines: string[] }> {
   let costs: StormCosts | undefined;
+  let perfStops: Promise<void>[] = [];
+  let perfRecorders: { stop(): Promise<void> }[] = [];
   let at0 = { cloud: 0, sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
   const peaks = clouds.map((c) => rssPeak(c.child.pid));
   const sim = new FleetSimulator({
@@ -238,6 +259,7 @@ async function storm(clouds: Child[], store: string, dir: string, during?: () =>
     onProgress: (p) =>
       err(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures`),
     onStormDone: () => {
+      perfStops = perfRecorders.map((p) => p.stop());
       const sim = process.cpuUsage(at0.sim);
       costs = {
         window: { fromUs: at0.us, toUs: profileClockUs() },
@@ -252,6 +274,8 @@ async function storm(clouds: Child[], store: string, dir: string, during?: () =>
     err(`${store}, ${clouds.length} instance(s) of ${procs(WORKERS)}: enrolling ${DEVICES} devices…`);
     await sim.enroll();
     err(`${store}: boot storm of ${DEVICES} devices${SPREAD_MS ? ` over ${SPREAD_MS / 1000} s` : ', all at once'}`);
+    const perfFiles = { cloud: join(dir, `perf-storm-${store}-cloud.data`), sim: join(dir, `perf-storm-${store}-simulator.data`) };
+    if (args.perf) perfRecorders = [recordPerf(clouds.flatMap((c) => treePids(c.child.pid!)), perfFiles.cloud), recordPerf([process.pid], perfFiles.sim)];
     at0 = { cloud: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0), sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
     const { value: r, file } = await profiled(dir, `simulator-${store}`, async () => {
       const running = sim.run();
@@ -267,7 +291,16 @@ async function storm(clouds: Child[], store: string, dir: string, during?: () =>
         `service RSS peak during the storm: ${mb(c.rssPeakBytes)} (every process of the serve${clouds.length > 1 ? 's' : ''})`,
       ].join('\n') + '\n',
     );
-    return { line: stormLine(store, clouds.length, r), costs: c, ...(file ? { simProfile: file } : {}) };
+    await Promise.all(perfStops);
+    const perfLines = args.perf
+      ? [
+          `-- CPU per device by component in the ${store} storm (perf; a device: its OTA check, push and 304 push, retries included): the cloud`,
+          ...formatPerf(summarizePerf([perfFiles.cloud]), r.devices, 'device'),
+          `-- the same for the simulator (this process: ${r.devices} devices' signatures, blobs and HTTP client)`,
+          ...formatPerf(summarizePerf([perfFiles.sim]), r.devices, 'device'),
+        ]
+      : [];
+    return { line: stormLine(store, clouds.length, r), costs: c, perfLines, ...(file ? { simProfile: file } : {}) };
   } finally {
     sim.close();
   }
@@ -291,6 +324,8 @@ interface Measured {
   /** Requests of the measured rounds, and when they ran (the profiles' clock). */
   requests: number;
   windows: ProfileWindow[];
+  /** perf.data of each round (--perf, cases asked for). */
+  perfFiles: string[];
   cpuUsPerRequest: number;
   benchCpuUsPerRequest: number;
   machineBusy: number;
@@ -301,6 +336,8 @@ interface Case {
   name: string;
   opts: autocannon.Options;
   pid: number | undefined;
+  /** Recorded by perf during its rounds (--perf), into files under this prefix. */
+  perfPrefix?: string;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
@@ -315,7 +352,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
  */
 async function compare(cases: Case[]): Promise<Measured[]> {
   for (const c of cases) if (WARMUP_S > 0) await load({ ...c.opts, duration: WARMUP_S, connections: CONNECTIONS });
-  const acc = cases.map(() => ({ seconds: 0, requests: 0, bad: 0, cpu: 0, bench: 0, busy: 0, p50: [] as number[], p99: [] as number[], roundRps: [] as number[], windows: [] as ProfileWindow[] }));
+  const acc = cases.map(() => ({ seconds: 0, requests: 0, bad: 0, cpu: 0, bench: 0, busy: 0, p50: [] as number[], p99: [] as number[], roundRps: [] as number[], windows: [] as ProfileWindow[], perf: [] as string[] }));
   const seconds = DURATION_S / ROUNDS;
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, c] of cases.entries()) {
@@ -324,7 +361,11 @@ async function compare(cases: Case[]): Promise<Measured[]> {
       const cpu0 = treeCpuSeconds(c.pid);
       const self0 = process.cpuUsage();
       const m0 = machineCpu();
+      const perfFile = args.perf && c.perfPrefix && c.pid !== undefined ? `${c.perfPrefix}-${round}.data` : undefined;
+      const perf = perfFile ? recordPerf(treePids(c.pid!), perfFile) : undefined;
       const r = await load({ ...c.opts, duration: seconds, connections: CONNECTIONS });
+      await perf?.stop();
+      if (perfFile) a.perf.push(perfFile);
       a.windows.push({ fromUs, toUs: profileClockUs() });
       a.busy += busyShare(m0, machineCpu());
       const self = process.cpuUsage(self0);
@@ -351,6 +392,7 @@ async function compare(cases: Case[]): Promise<Measured[]> {
       bad: a.bad,
       requests: a.requests,
       windows: a.windows,
+      perfFiles: a.perf,
       cpuUsPerRequest: (a.cpu * 1e6) / n,
       benchCpuUsPerRequest: (a.bench * 1e6) / n,
       machineBusy: a.busy / ROUNDS,
@@ -404,6 +446,38 @@ function perUploadLines(files: string[], m: Measured): string[] {
     `${perUpload(s.busyMs)} µs  on the threads V8 profiles (sum of the above)`,
     `${m.cpuUsPerRequest.toFixed(0).padStart(6)} µs  all threads, from /proc: the difference ran where V8 does not sample (the signature check on libuv's pool, GC helper threads, the kernel's side of the sockets)`,
   ];
+}
+
+/** The profiles of the main threads (thread 0 in --cpu-prof's file names) and of the other threads (the SQLite checkpointer, the writer thread). */
+function byThread(files: string[]): { main: string[]; others: string[] } {
+  const main = files.filter((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  return { main, others: files.filter((f) => !main.includes(f)) };
+}
+
+/**
+ * Where a storm's time goes, per device (its OTA check, push and 304 push, retries included), over
+ * the storm only, from the V8 profiles: the cloud's main threads by category, its other threads, and
+ * the CPU the kernel counted for it; the simulator (this process) by category, and its CPU.
+ */
+function perDeviceLines(store: string, cloudFiles: string[], simFile: string | undefined, costs: StormCosts): string[] {
+  if (!args.profile) return [];
+  const us = (ms: number) => ((ms * 1000) / DEVICES).toFixed(0).padStart(6);
+  const { main, others } = byThread(cloudFiles);
+  const m = summarizeProfile(main, 15, costs.window);
+  const o = summarizeProfile(others, 15, costs.window);
+  const lines = [
+    `-- where a device's time goes in the ${store} storm (V8 profiles, µs per device: its OTA check, push and 304 push, retries included)`,
+    'the cloud, main threads:',
+    ...m.categories.map((c) => `${us(c.ms)} µs  ${c.name}`),
+    `${us(m.busyMs)} µs  main threads (sum of the above: time on the thread, which includes being preempted on a busy machine)`,
+    `${us(o.busyMs)} µs  other threads V8 profiles (the SQLite checkpointer: mostly waiting for its writes and fsync)`,
+    `${us(costs.cloudCpuS * 1000)} µs  CPU of all its threads, from /proc`,
+  ];
+  if (simFile) {
+    const sim = summarizeProfile(simFile, 15, costs.window);
+    lines.push('the simulator (this process):', ...sim.categories.map((c) => `${us(c.ms)} µs  ${c.name}`), `${us(costs.simCpuS * 1000)} µs  CPU of all its threads (process.cpuUsage)`);
+  }
+  return lines;
 }
 
 /**
@@ -461,8 +535,8 @@ async function ingest(dir: string): Promise<string[]> {
       await admin(cloud.url, 'PUT', `/admin/devices/${uuid}`, { public_key: pem });
       const [b, f, c] = await compare([
         { name: 'bare node:http, reads and drops 64 KB bodies', opts: { url: bare.url, requests: [{ method: 'POST', path, headers: { 'content-type': 'application/octet-stream', etag }, body: blob }] }, pid: bare.child.pid },
-        { name: `fair limit, the upload's work (SQLite ${writes})`, opts: { url: fair.url, requests: [signedUpload()] }, pid: fair.child.pid },
-        { name: `cloud signed 64 KB upload (SQLite ${writes})`, opts: { url: cloud.url, requests: [signedUpload()] }, pid: cloud.child.pid },
+        { name: `fair limit, the upload's work (SQLite ${writes})`, opts: { url: fair.url, requests: [signedUpload()] }, pid: fair.child.pid, perfPrefix: join(dir, `perf-fair-${writer}`) },
+        { name: `cloud signed 64 KB upload (SQLite ${writes})`, opts: { url: cloud.url, requests: [signedUpload()] }, pid: cloud.child.pid, perfPrefix: join(dir, `perf-cloud-${writer}`) },
       ]);
       for (const r of running) await stop(r);
       const fairFiles = profileFiles(fairProf);
@@ -476,6 +550,8 @@ async function ingest(dir: string): Promise<string[]> {
         ...cloud.said,
         ...perUploadLines(fairFiles, f!),
         ...perUploadLines(cloudFiles, c!),
+        ...(args.perf ? [`-- CPU per upload by component (perf): ${f!.name}`, ...formatPerf(summarizePerf(f!.perfFiles), f!.requests, 'upload')] : []),
+        ...(args.perf ? [`-- CPU per upload by component (perf): ${c!.name}`, ...formatPerf(summarizePerf(c!.perfFiles), c!.requests, 'upload')] : []),
         ...profileLines(cloudFiles, `the cloud during the ingest (SQLite ${writes})`, c!.windows),
       );
       // The first writer is the configuration under test (--sqlite-writer); the others' ratios follow.
@@ -536,7 +612,13 @@ async function main(): Promise<void> {
       await stop(one);
       summary.push(s.line, ...one.said.filter((l) => l.startsWith('stopped:')).map((l) => `sqlite storm, ${l}`), `service RSS peak (sqlite storm): ${mb(s.costs.rssPeakBytes)}`);
       process.stdout.write(
-        [...one.said, ...profileLines(profileFiles(profDir), 'the cloud during the sqlite storm', s.costs.window), ...profileLines(s.simProfile ? [s.simProfile] : [], 'the simulator during the sqlite storm', s.costs.window)].join('\n') + '\n',
+        [
+          ...one.said,
+          ...s.perfLines,
+          ...perDeviceLines('sqlite', profileFiles(profDir), s.simProfile, s.costs),
+          ...profileLines(profileFiles(profDir), 'the cloud during the sqlite storm', s.costs.window),
+          ...profileLines(s.simProfile ? [s.simProfile] : [], 'the simulator during the sqlite storm', s.costs.window),
+        ].join('\n') + '\n',
       );
     }
     if (ONLY.has('postgres')) {
@@ -581,9 +663,13 @@ async function main(): Promise<void> {
       for (const c of instances) await stop(c);
       summary.push(s.line, `service RSS peak (postgres storm, ${PG_INSTANCES} instances): ${mb(s.costs.rssPeakBytes)}`);
       process.stdout.write(
-        [...instances.flatMap((c) => c.said), ...profileLines(profileFiles(profDir), 'the clouds during the postgres storm', s.costs.window), ...profileLines(s.simProfile ? [s.simProfile] : [], 'the simulator during the postgres storm', s.costs.window)].join(
-          '\n',
-        ) + '\n',
+        [
+          ...instances.flatMap((c) => c.said),
+          ...s.perfLines,
+          ...perDeviceLines('postgres', profileFiles(profDir), s.simProfile, s.costs),
+          ...profileLines(profileFiles(profDir), 'the clouds during the postgres storm', s.costs.window),
+          ...profileLines(s.simProfile ? [s.simProfile] : [], 'the simulator during the postgres storm', s.costs.window),
+        ].join('\n') + '\n',
       );
     }
     if (ONLY.has('ingest')) summary.push(...(await ingest(dir)));

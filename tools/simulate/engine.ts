@@ -148,13 +148,23 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** The device's blob: FFCE magic, then AES-256-CTR keystream from (seed, index): distinct per device, cheap, reproducible. */
+/** Zero bytes the keystream is made from, one read-only buffer per blob size (a storm has two sizes). */
+const zeros = new Map<number, Buffer>();
+
+/**
+ * The device's blob: AES-256-CTR keystream from (seed, index) with the FFCE magic written over its
+ * first bytes: distinct per device, reproducible, and one allocation (the simulator shares the
+ * machine with the cloud; docs/fleet-scale.md counts its CPU).
+ */
 export function deviceBlob(seed: string, index: number, size: number): Buffer {
   const key = createHash('sha256').update(`${seed}/${index}`).digest();
   const iv = Buffer.alloc(16);
   iv.writeUInt32BE(index, 12);
-  const body = createCipheriv('aes-256-ctr', key, iv).update(Buffer.alloc(size - 4));
-  return Buffer.concat([Buffer.from('FFCE'), body], size);
+  let zero = zeros.get(size);
+  if (!zero) zeros.set(size, (zero = Buffer.alloc(size)));
+  const blob = createCipheriv('aes-256-ctr', key, iv).update(zero);
+  blob.write('FFCE', 0, 'latin1');
+  return blob;
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
