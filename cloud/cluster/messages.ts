@@ -16,11 +16,12 @@ export type PeerEvent =
 
 /** What a worker counted while it served, sent once as it stops. */
 export interface WorkerStats {
-  /** SQLite statements refused with SQLITE_BUSY (another process held the write lock), each retried. */
+  /** SQLite statements or transactions refused with SQLITE_BUSY (another process held the write lock), each tried again. */
   sqliteBusy: number;
-  /** Store calls that waited for the lock at least once, and the longest such wait, ms. */
+  /** Store calls that waited for the lock, the longest such wait (ms), and the transactions that ran waiting writes together. */
   sqliteBusyCalls: number;
   sqliteBusyMaxWaitMs: number;
+  sqliteBusyBatches: number;
   /** Store calls refused after waiting the whole busy time-out (the request answered 503). */
   sqliteBusyGaveUp: number;
   /** Connections closed with a request still in flight at the shutdown time-out. */

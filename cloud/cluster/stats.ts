@@ -12,6 +12,7 @@ export function workerStats(running: RunningCloud, cut: number): WorkerStats {
     sqliteBusy: busy?.busy ?? 0,
     sqliteBusyCalls: busy?.calls ?? 0,
     sqliteBusyMaxWaitMs: Math.round(busy?.maxWaitMs ?? 0),
+    sqliteBusyBatches: busy?.batches ?? 0,
     sqliteBusyGaveUp: busy?.gaveUp ?? 0,
     cutAtShutdown: cut,
     uploadRefused: gates.upload.refusedFull + gates.upload.refusedWait,
@@ -23,7 +24,10 @@ export function workerStats(running: RunningCloud, cut: number): WorkerStats {
 export function stoppedLine(stats: WorkerStats[], workers: number, storeKind: string): string {
   const sum = (k: keyof WorkerStats) => stats.reduce((a, s) => a + s[k], 0);
   const max = (k: keyof WorkerStats) => Math.max(0, ...stats.map((s) => s[k]));
-  const busy = storeKind === 'sqlite' ? `; SQLITE_BUSY ${sum('sqliteBusy')} times in ${sum('sqliteBusyCalls')} store calls, longest wait ${max('sqliteBusyMaxWaitMs')} ms, ${sum('sqliteBusyGaveUp')} given up` : '';
+  const busy =
+    storeKind === 'sqlite'
+      ? `; SQLITE_BUSY ${sum('sqliteBusy')} times, ${sum('sqliteBusyCalls')} store calls waited for the lock (run in ${sum('sqliteBusyBatches')} transactions), longest wait ${max('sqliteBusyMaxWaitMs')} ms, ${sum('sqliteBusyGaveUp')} given up`
+      : '';
   const refused = `; 503 store_saturated: ${sum('uploadRefused')} uploads, ${sum('storeRefused')} store calls (longest Retry-After ${max('maxRetryAfterSeconds')} s)`;
   return `stopped: ${stats.length} of ${workers} worker${workers === 1 ? '' : 's'} stopped cleanly, ${sum('cutAtShutdown')} connections cut at the time-out${busy}${refused}`;
 }

@@ -179,11 +179,16 @@ const CHECKPOINT_FALLBACK_PAGES = 16_384;
  * SQLITE_BUSY (docs/cloud-workers.md): the workers of one `fleet serve` are processes with their own
  * connections to one WAL file, and only one may write at a time. SQLite's own busy handler would wait
  * for the lock by sleeping the thread (1, 2, 5, 10 ms …): the event loop, and every request of the
- * worker with it. So the connection's busy_timeout is 0 once opened, and a store call refused with
- * SQLITE_BUSY is retried from a timer (BUSY_BACKOFF_MS, with jitter) while the event loop serves other
- * requests, for BUSY_WAIT_MS at most (the busy_timeout it had), then refused as 503 store_saturated
- * (nothing written: the device retries). Every refusal is counted (busyStats()). Write transactions
- * that read first are BEGIN IMMEDIATE, so a write never fails half-way on a stale snapshot.
+ * worker with it. So the connection's busy_timeout is 0 once opened, and a write refused with
+ * SQLITE_BUSY waits in this process's line of writes: the line tries again from a timer
+ * (BUSY_BACKOFF_MS, with jitter) while the event loop serves other requests, and once it has the lock
+ * it runs every write waiting in it in one transaction (each in its own savepoint, so one failing
+ * fails alone): one process polls for the lock however many writes wait, and takes it once for all of
+ * them. A write arriving while the line waits joins it. Past BUSY_WAIT_MS the waiting writes are
+ * refused as 503 store_saturated (nothing written: the device retries). Reads are not blocked by a
+ * writer in WAL mode; one refused all the same (a WAL being recovered) is retried alone. Every
+ * refusal is counted (busyStats()). Write transactions that read first are BEGIN IMMEDIATE, so a
+ * write never fails half-way on a stale snapshot.
  */
 const BUSY_WAIT_MS = 5_000;
 const BUSY_BACKOFF_MS = [1, 1, 2, 2, 4, 4, 8, 8, 16] as const;
@@ -191,14 +196,29 @@ const BUSY_BACKOFF_MS = [1, 1, 2, 2, 4, 4, 8, 8, 16] as const;
 const OPEN_BUSY_TIMEOUT_MS = 5_000;
 
 export interface SqliteBusyStats {
-  /** Statements refused with SQLITE_BUSY, each retried. */
+  /** Statements or transactions refused with SQLITE_BUSY, each tried again. */
   busy: number;
-  /** Store calls that met SQLITE_BUSY at least once, and the longest time one waited, ms. */
+  /** Store calls that waited for another process's write lock, and the longest time one waited, ms. */
   calls: number;
   maxWaitMs: number;
+  /** Transactions that ran a line of waiting writes together, once the lock was had. */
+  batches: number;
   /** Store calls refused after BUSY_WAIT_MS (answered 503). */
   gaveUp: number;
 }
+
+/** A write waiting in the line for another process's write lock. */
+interface WaitingWrite {
+  op: () => unknown;
+  since: number;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+const backoff = (attempt: number) => {
+  const base = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
+  return new Promise((r) => setTimeout(r, base / 2 + Math.random() * base));
+};
 
 function isBusy(err: unknown): boolean {
   return typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('SQLITE_BUSY');
@@ -317,7 +337,9 @@ export class SqliteStore implements CloudStore {
   private writer: Worker | undefined;
   private readonly pending = new Map<number, PendingWrite>();
   private nextId = 0;
-  private readonly busyCounts: SqliteBusyStats = { busy: 0, calls: 0, maxWaitMs: 0, gaveUp: 0 };
+  private readonly busyCounts: SqliteBusyStats = { busy: 0, calls: 0, maxWaitMs: 0, batches: 0, gaveUp: 0 };
+  /** Writes waiting for another process's write lock, in order; undefined while none waits. */
+  private writeLine: WaitingWrite[] | undefined;
   private readonly busyWaitMs: number;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -495,9 +517,8 @@ export class SqliteStore implements CloudStore {
   }
 
   /**
-   * Runs a store call; when SQLite answers SQLITE_BUSY (another process holds the write lock), runs it
-   * again from a timer, up to busyWaitMs, then refuses it as 503 store_saturated. A call is one
-   * statement or one transaction, so a refused one has written nothing and runs again whole.
+   * A read: when SQLite answers SQLITE_BUSY (rare in WAL mode: a WAL being recovered), runs it again
+   * from a timer, up to busyWaitMs, then refuses it as 503 store_saturated.
    */
   private retrying<T>(op: () => T): T | Promise<T> {
     try {
@@ -511,8 +532,7 @@ export class SqliteStore implements CloudStore {
     const t0 = performance.now();
     return (async () => {
       for (let attempt = 0; ; attempt++) {
-        const base = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
-        await new Promise((r) => setTimeout(r, base / 2 + Math.random() * base));
+        await backoff(attempt);
         try {
           const value = op();
           counts.maxWaitMs = Math.max(counts.maxWaitMs, performance.now() - t0);
@@ -520,15 +540,93 @@ export class SqliteStore implements CloudStore {
         } catch (err) {
           if (!isBusy(err)) throw err;
           counts.busy++;
-          const waited = performance.now() - t0;
-          if (waited >= this.busyWaitMs) {
-            counts.maxWaitMs = Math.max(counts.maxWaitMs, waited);
+          if (performance.now() - t0 >= this.busyWaitMs) {
             counts.gaveUp++;
-            throw new ApiError('store_saturated', { gate: 'sqlite', reason: 'busy', retry_after_seconds: 1 });
+            throw this.busyRefusal();
           }
         }
       }
     })();
+  }
+
+  private busyRefusal(): ApiError {
+    return new ApiError('store_saturated', { gate: 'sqlite', reason: 'busy', retry_after_seconds: 1 });
+  }
+
+  /**
+   * A write (one statement or one transaction: a refused one has written nothing): at once when no
+   * write of this process waits for the lock and SQLite takes it; otherwise in the line.
+   */
+  private writing<T>(op: () => T): T | Promise<T> {
+    if (!this.writeLine) {
+      try {
+        return op();
+      } catch (err) {
+        if (!isBusy(err)) throw err;
+      }
+      this.busyCounts.busy++;
+      this.writeLine = [];
+      const waiting = this.join<T>(op);
+      void this.drainLine();
+      return waiting;
+    }
+    return this.join(op);
+  }
+
+  private join<T>(op: () => T): Promise<T> {
+    this.busyCounts.calls++;
+    return new Promise<T>((resolve, reject) => this.writeLine!.push({ op, since: performance.now(), resolve: resolve as (v: unknown) => void, reject }));
+  }
+
+  /** Tries the line's writes together until the lock is had (or the busy wait is over for the oldest). */
+  private async drainLine(): Promise<void> {
+    const counts = this.busyCounts;
+    for (let attempt = 0; ; attempt++) {
+      await backoff(attempt);
+      const line = this.writeLine!;
+      if (!this.db.open) {
+        this.writeLine = undefined;
+        for (const w of line) w.reject(new Error('the store is closed'));
+        return;
+      }
+      let outcomes: { ok: boolean; value: unknown }[];
+      try {
+        // Synchronous: no write joins the line while it runs.
+        outcomes = this.db
+          .transaction(() =>
+            line.map((w) => {
+              try {
+                return { ok: true, value: this.db.transaction(w.op).immediate() };
+              } catch (err) {
+                if (isBusy(err)) throw err;
+                return { ok: false, value: err };
+              }
+            }),
+          )
+          .immediate();
+      } catch (err) {
+        if (!isBusy(err)) {
+          this.writeLine = undefined;
+          for (const w of line) w.reject(err);
+          return;
+        }
+        counts.busy++;
+        if (performance.now() - line[0]!.since >= this.busyWaitMs) {
+          this.writeLine = undefined;
+          counts.gaveUp += line.length;
+          counts.maxWaitMs = Math.max(counts.maxWaitMs, performance.now() - line[0]!.since);
+          for (const w of line) w.reject(this.busyRefusal());
+          return;
+        }
+        continue;
+      }
+      this.writeLine = undefined;
+      counts.batches++;
+      const now = performance.now();
+      counts.maxWaitMs = Math.max(counts.maxWaitMs, now - line[0]!.since);
+      line.forEach((w, i) => (outcomes[i]!.ok ? w.resolve(outcomes[i]!.value) : w.reject(outcomes[i]!.value)));
+      return;
+    }
   }
 
   /** SQLITE_BUSY met and waited out since the store opened (docs/cloud-workers.md). */
@@ -549,7 +647,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async createRelease(r: FirmwareRelease, extras: { image?: Buffer; rollout?: Rollout } = {}): Promise<FirmwareRelease | null> {
-    return this.retrying(() =>
+    return this.writing(() =>
       this.db.transaction(() => {
         const info = this.stmts.insertRelease.run({
           class: r.class,
@@ -584,15 +682,15 @@ export class SqliteStore implements CloudStore {
   }
 
   async putRollout(rollout: Rollout): Promise<Rollout | null> {
-    return this.retrying(() => this.fleet.putRollout(rollout));
+    return this.writing(() => this.fleet.putRollout(rollout));
   }
 
   async updateRollout(track: ReleaseTrack, version: string, change: Parameters<CloudStore['updateRollout']>[2], from?: RolloutState): Promise<Rollout | null> {
-    return this.retrying(() => this.fleet.updateRollout(track, version, change, from));
+    return this.writing(() => this.fleet.updateRollout(track, version, change, from));
   }
 
   async deleteRollout(track: ReleaseTrack, version: string): Promise<boolean> {
-    return this.retrying(() => this.fleet.deleteRollout(track, version));
+    return this.writing(() => this.fleet.deleteRollout(track, version));
   }
 
   async outcomeCounts(track: ReleaseTrack, version: string): Promise<OutcomeCounts> {
@@ -600,7 +698,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async setDeviceGroups(uuid: string, groups: string[]): Promise<boolean> {
-    return this.retrying(() => this.fleet.setDeviceGroups(uuid, groups));
+    return this.writing(() => this.fleet.setDeviceGroups(uuid, groups));
   }
 
   async devicesInGroups(groups: string[]): Promise<Set<string>> {
@@ -612,7 +710,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async recordOtaChecks(writes: OtaCheckWrite[]): Promise<void> {
-    return this.retrying(() => this.fleet.recordOtaChecks(writes));
+    return this.writing(() => this.fleet.recordOtaChecks(writes));
   }
 
   async listInventory(filter: InventoryFilter): Promise<InventoryRecord[]> {
@@ -620,7 +718,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void> {
-    return this.retrying(() => this.fleet.appendAudit(entry));
+    return this.writing(() => this.fleet.appendAudit(entry));
   }
 
   async listAudit(o: { limit: number; beforeId?: number }): Promise<AuditEntry[]> {
@@ -628,7 +726,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async revokeRelease(track: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null> {
-    return this.retrying(() =>
+    return this.writing(() =>
       this.db.transaction(() => {
         const info = this.stmts.revokeRelease.run(at, track.class, track.productHex, track.application, version);
         if (info.changes === 0) return null;
@@ -650,7 +748,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async putDevice(uuid: string, publicKeyPem: string, at: string, label?: string): Promise<{ device: DeviceRecord; created: boolean }> {
-    return this.retrying(() =>
+    return this.writing(() =>
       this.db.transaction(() => {
         let created = false;
         if (this.stmts.getDevice.get(uuid)) this.stmts.updateDevice.run(publicKeyPem, at, label ?? null, uuid);
@@ -664,7 +762,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async deleteDevice(uuid: string): Promise<boolean> {
-    return this.retrying(() =>
+    return this.writing(() =>
       this.db.transaction(() => {
         this.stmts.deleteDeviceNonces.run(uuid);
         return this.stmts.deleteDevice.run(uuid).changes > 0;
@@ -684,7 +782,7 @@ export class SqliteStore implements CloudStore {
         this.busyCounts.busy++;
       }
     }
-    return this.retrying(() => this.stmts.recordNonce.run(uuid, nonce, expiresAtMs, nowMs).changes > 0);
+    return this.writing(() => this.stmts.recordNonce.run(uuid, nonce, expiresAtMs, nowMs).changes > 0);
   }
 
   async getBackupMeta(uuid: string): Promise<BackupMeta | null> {
@@ -711,13 +809,13 @@ export class SqliteStore implements CloudStore {
       const bytes = whole ? new Uint8Array(blob.buffer) : Uint8Array.prototype.slice.call(blob);
       await this.write({ op: 'putBackup', uuid, blob: bytes, etag, at }, [bytes.buffer as ArrayBuffer]);
     } else {
-      await this.retrying(() => this.stmts.putBackup.run(uuid, blob, etag, size, at));
+      await this.writing(() => this.stmts.putBackup.run(uuid, blob, etag, size, at));
     }
     return { uuid, etag, size, lastBackupDate: at };
   }
 
   async deleteBackup(uuid: string): Promise<boolean> {
-    return this.retrying(() => this.stmts.deleteBackup.run(uuid).changes > 0);
+    return this.writing(() => this.stmts.deleteBackup.run(uuid).changes > 0);
   }
 
   private configState(functionName: string): FunctionConfigState {
@@ -742,7 +840,7 @@ export class SqliteStore implements CloudStore {
     configuration: Record<string, unknown>,
     at: string,
   ): Promise<FunctionConfigState> {
-    return this.retrying(() =>
+    return this.writing(() =>
       this.db.transaction(() => {
         const latest = this.stmts.latestVersion.get(functionName);
         this.stmts.insertVersion.run(functionName, (latest?.version ?? 0) + 1, JSON.stringify(configuration), at);
@@ -752,7 +850,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async startDeployment(functionName: string, nowMs: number, durationMs: number): Promise<DeployResult> {
-    return this.retrying(() =>
+    return this.writing(() =>
       this.db.transaction((): DeployResult => {
         const dep = this.stmts.getDeployment.get(functionName);
         if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress', state: this.configState(functionName) };
@@ -768,7 +866,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async deleteConfig(functionName: string, nowMs: number): Promise<DeleteConfigResult> {
-    return this.retrying(() =>
+    return this.writing(() =>
       this.db.transaction((): DeleteConfigResult => {
         const dep = this.stmts.getDeployment.get(functionName);
         if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress' };

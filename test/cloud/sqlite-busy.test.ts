@@ -57,9 +57,39 @@ describe('SqliteStore under another writer', () => {
     expect(await store.recordNonce('d-1', 'n-1', 10_000, 1)).toBe(false); // written once
     const stats = store.busyStats();
     expect(stats.busy).toBeGreaterThanOrEqual(2);
-    expect(stats.calls).toBe(1);
-    expect(stats.gaveUp).toBe(0);
+    expect([stats.calls, stats.batches, stats.gaveUp]).toEqual([1, 1, 0]);
     expect(stats.maxWaitMs).toBeGreaterThan(0);
+  });
+
+  it('writes that wait wait in one line: one transaction runs them all once the lock is free, in order, each failing alone', async () => {
+    const path = tempDb();
+    const store = new SqliteStore(path);
+    open.push(store);
+    await store.putDevice('d-4', 'PEM', 't');
+    const other = lockHolder(path);
+    const writes = [
+      store.recordNonce('d-4', 'n-1', 10_000, 0),
+      store.putBackup('d-4', Buffer.from('FFCE-one'), null, 't1'),
+      store.recordNonce('d-4', 'n-1', 10_000, 0), // the same nonce, later in the line: a replay
+      store.putBackup('d-4', Buffer.from('FFCE-two'), null, 't2'),
+      store.createRelease({ class: 'c', productHex: '0x00000001', application: 'c', version: '2026.01.01', status: 'RELEASED', releasedAt: 't' }),
+      store.createRelease({ class: 'c', productHex: '0x00000001', application: 'c', version: '2026.01.01', status: 'RELEASED', releasedAt: 't' }),
+    ];
+    const staged = store.stageConfig('svc-func-ota', { logging: 'DEBUG' }, 't');
+    // A write whose statement fails (a row the schema refuses) fails alone.
+    const refused = store.putRollout({ class: 'c', productHex: '0x00000001', application: 'c', version: '2026.01.01', percent: 10, groups: [], stepPercent: null, stepEverySeconds: null, errorThresholdPercent: 20, minReports: 5, state: 'nonsense' as 'active', anchorAtMs: 0, pausedReason: null, createdAt: 't', updatedAt: 't' });
+    await new Promise((r) => setTimeout(r, 30));
+    other.exec('COMMIT');
+    const [first, , replay, , created, again] = await Promise.all(writes);
+    expect([first, replay]).toEqual([true, false]);
+    expect(created).toMatchObject({ version: '2026.01.01' });
+    expect(again).toBeNull();
+    expect((await staged).latest?.configuration).toEqual({ logging: 'DEBUG' });
+    await expect(refused).rejects.toThrow(/CHECK constraint failed/);
+    expect((await store.getBackup('d-4'))?.blob.toString()).toBe('FFCE-two');
+    expect(await store.listRollouts({ class: 'c', productHex: '0x00000001', application: 'c' })).toEqual([]);
+    const stats = store.busyStats();
+    expect([stats.calls, stats.batches, stats.gaveUp]).toEqual([8, 1, 0]);
   });
 
   it('a transaction that reads first (enrollment) waits too, and runs whole once the lock is free', async () => {
