@@ -97,15 +97,19 @@ export function createCloud(deps: CloudDeps): Cloud {
   const workers = deps.workers ?? 1;
   const peers = deps.peers ?? NO_PEERS;
   const limits: HttpLimits = workerLimits({ ...HTTP_LIMITS, ...deps.limits }, workers);
-  // Every route's store calls go through a bounded gate (503 store_saturated past it); the health
-  // check and the log-level refresh use the store directly, so they keep answering under load.
-  const { store, gate: storeGate } = guardStore(deps.store, {
+  // A networked store's calls (PostgreSQL: its pool) go through a bounded gate (503 store_saturated
+  // past it); the health check and the log-level refresh use the store directly, so they keep
+  // answering under load. SQLite's calls are synchronous, and its writes that wait for another
+  // worker's lock wait in the store's own line, bounded in time (cloud/store/sqlite.ts): a gate in
+  // front of them only turned a short wait for the lock into 503s (docs/cloud-workers.md).
+  const storeLimits = {
     maxActive: limits.storeMaxActive,
     maxQueued: limits.storeMaxQueued,
     maxWaitMs: limits.storeMaxWaitMs,
     retryAfterSeconds: limits.retryAfterSeconds,
     retryAfterMaxSeconds: limits.retryAfterMaxSeconds,
-  });
+  };
+  const { store, gate: storeGate } = deps.store.kind === 'sqlite' ? { store: deps.store, gate: new Admission('store', storeLimits) } : guardStore(deps.store, storeLimits);
   const uploadGate = new Admission('upload', {
     maxActive: limits.uploadMaxActive,
     maxQueued: limits.uploadMaxQueued,
