@@ -8,8 +8,9 @@
 // per step, errors by kind, and a check that every device's stored backup is the one it sent.
 // Not XS boards: light enough for 10,000 in one process (a blob is regenerated from the device's
 // seed when needed, never kept).
-import { createCipheriv, createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { BodyPool } from '../../cloud/body-pool.ts';
 import { CloudUnreachableError } from '../client.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 
@@ -148,23 +149,20 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** Zero bytes the keystream is made from, one read-only buffer per blob size (a storm has two sizes). */
-const zeros = new Map<number, Buffer>();
-
 /**
- * The device's blob: AES-256-CTR keystream from (seed, index) with the FFCE magic written over its
- * first bytes: distinct per device, reproducible, and one allocation (the simulator shares the
- * machine with the cloud; docs/fleet-scale.md counts its CPU).
+ * The device's blob written into `into`: the FFCE magic, then the SHA-256 of (seed, index) repeated:
+ * distinct per device, reproducible, and made in place (no allocation, no cipher): the simulator
+ * shares the machine with the cloud and takes its blobs from a pool (docs/fleet-scale.md counts its CPU).
  */
+export function writeDeviceBlob(into: Buffer, seed: string, index: number): Buffer {
+  into.write('FFCE', 0, 'latin1');
+  if (into.length > 4) into.fill(createHash('sha256').update(`${seed}/${index}`).digest(), 4);
+  return into;
+}
+
+/** The device's blob of `size` bytes, in a new buffer. */
 export function deviceBlob(seed: string, index: number, size: number): Buffer {
-  const key = createHash('sha256').update(`${seed}/${index}`).digest();
-  const iv = Buffer.alloc(16);
-  iv.writeUInt32BE(index, 12);
-  let zero = zeros.get(size);
-  if (!zero) zeros.set(size, (zero = Buffer.alloc(size)));
-  const blob = createCipheriv('aes-256-ctr', key, iv).update(zero);
-  blob.write('FFCE', 0, 'latin1');
-  return blob;
+  return writeDeviceBlob(Buffer.allocUnsafe(size), seed, index);
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -177,6 +175,8 @@ export class FleetSimulator {
     onStormDone?: SimOptions['onStormDone'];
   };
   private readonly agents: Agent[];
+  /** Blobs being sent, reused once their request is done (at most one per connection in use). */
+  private readonly blobs: BodyPool;
   private rr = 0;
   private devices: Device[] = [];
   private readonly latencies = new Map<Step, number[]>(STEPS.map((s) => [s, []]));
@@ -214,6 +214,7 @@ export class FleetSimulator {
       connections: opts.connections ?? Math.min(opts.devices, 4096),
     };
     this.agents = opts.urls.map(() => new Agent({ keepAlive: true, maxSockets: this.o.connections, maxFreeSockets: this.o.connections }));
+    this.blobs = new BodyPool(64 * 1024 * 1024);
   }
 
   /** Creates the devices' identities and enrolls them through the admin API. */
@@ -259,6 +260,7 @@ export class FleetSimulator {
             continue;
           }
           if (r.status !== 201 && r.status !== 200) throw new Error(`enrolling ${d.uuid}: ${r.status} ${r.body.toString().slice(0, 200)}`);
+          d.publicKeyPem = ''; // enrolled: 10,000 PEMs need not stay in the heap the storm's GC marks
           break;
         }
       }
@@ -329,8 +331,9 @@ export class FleetSimulator {
     const t = o(this.o.track);
     const ota = await this.step('ota', d, () => ({ method: 'GET', path: t, headers: {} }), (r) => r.status === 200 || r.status === 404);
     if (!ota) return;
-    // Made anew for each attempt and dropped with it: 10,000 waiting devices hold no 64 KB each.
-    const blob = () => deviceBlob(this.o.seed, d.index, d.size);
+    // Made for each attempt in a pooled buffer, given back when its request is done: 10,000 waiting
+    // devices hold no 64 KB each, and the simulator makes no 64 KB of garbage per attempt.
+    const blob = () => writeDeviceBlob(this.blobs.take(d.size), this.o.seed, d.index);
     const sha = d.blobSha;
     const etag = sha; // stands for the plaintext's SHA-256: the cloud only keeps it
     const backupPath = `/devices/${d.uuid}/backup`;
@@ -480,6 +483,8 @@ export class FleetSimulator {
       );
       req.on('timeout', () => req.destroy(new NetError('timeout')));
       req.on('error', (e: NodeJS.ErrnoException) => reject(e instanceof NetError ? e : new NetError(e.code ?? e.message)));
+      // Done with the body once the request is closed (sent, or its connection gone): back to the pool.
+      if (body) req.once('close', () => this.blobs.give(body));
       req.end(body);
     });
   }
