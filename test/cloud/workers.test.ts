@@ -101,6 +101,18 @@ describe.each([
     expect(await check()).toBe('2026.01.01');
   });
 
+  it('a console session opened on one worker is good on the other, with its CSRF token (nothing of it is kept in a process)', async () => {
+    const login = await send(serve.url, w.get(1)!, 'POST', '/console/session', { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ token: await superUserToken() })));
+    expect([login.status, login.reusedSocket]).toEqual([201, true]);
+    const cookies = Object.fromEntries((login.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]!.split('=') as [string, string]));
+    const cookie = `fleet_session=${cookies.fleet_session}; fleet_csrf=${cookies.fleet_csrf}`;
+    const groups = Buffer.from(JSON.stringify({ groups: ['beta'] }));
+    const withToken = await send(serve.url, w.get(2)!, 'PUT', `/admin/devices/${device.uuid}/groups`, { cookie, 'x-csrf-token': cookies.fleet_csrf!, 'content-type': 'application/json' }, groups);
+    expect([withToken.status, withToken.reusedSocket, withToken.json.groups]).toEqual([200, true, ['beta']]);
+    const without = await send(serve.url, w.get(2)!, 'PUT', `/admin/devices/${device.uuid}/groups`, { cookie, 'content-type': 'application/json' }, groups);
+    expect([without.status, without.json.error]).toEqual([403, 'csrf_check_failed']);
+  });
+
   it('a log level deployed through one worker applies on the other before the deployment is answered', async () => {
     const records = () => serve.stdout().split('\n').filter((l) => l.includes('"msg":"health check"'));
     expect(records()).toEqual([]); // WARNING: the health checks above logged nothing
