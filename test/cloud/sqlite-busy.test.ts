@@ -37,13 +37,18 @@ const settled = <T>(p: Promise<T>) => {
   return state;
 };
 
+/** A store on a new file with one device, and another connection holding the file's write lock. */
+async function storeWhileLocked(uuid: string): Promise<{ store: SqliteStore; other: Database.Database }> {
+  const path = tempDb();
+  const store = new SqliteStore(path);
+  open.push(store);
+  await store.putDevice(uuid, 'PEM', 't');
+  return { store, other: lockHolder(path) };
+}
+
 describe('SqliteStore under another writer', () => {
   it('waits for the write lock off the event loop, serves reads meanwhile, then writes, counting the busy answers', async () => {
-    const path = tempDb();
-    const store = new SqliteStore(path);
-    open.push(store);
-    await store.putDevice('d-1', 'PEM', 't');
-    const other = lockHolder(path);
+    const { store, other } = await storeWhileLocked('d-1');
     const write = store.recordNonce('d-1', 'n-1', 10_000, 0);
     const state = settled(write);
     // While it waits: timers fire (the event loop is free) and reads answer.
@@ -62,11 +67,7 @@ describe('SqliteStore under another writer', () => {
   });
 
   it('writes that wait wait in one line: one transaction runs them all once the lock is free, in order, each failing alone', async () => {
-    const path = tempDb();
-    const store = new SqliteStore(path);
-    open.push(store);
-    await store.putDevice('d-4', 'PEM', 't');
-    const other = lockHolder(path);
+    const { store, other } = await storeWhileLocked('d-4');
     const writes = [
       store.recordNonce('d-4', 'n-1', 10_000, 0),
       store.putBackup('d-4', Buffer.from('FFCE-one'), null, 't1'),
