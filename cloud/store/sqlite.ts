@@ -340,6 +340,7 @@ export class SqliteStore implements CloudStore {
   private readonly busyCounts: SqliteBusyStats = { busy: 0, calls: 0, maxWaitMs: 0, batches: 0, gaveUp: 0 };
   /** Writes waiting for another process's write lock, in order; undefined while none waits. */
   private writeLine: WaitingWrite[] | undefined;
+  private lineTransaction: Database.Transaction<(line: WaitingWrite[]) => { ok: boolean; value: unknown }[]> | undefined;
   private readonly busyWaitMs: number;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
@@ -573,6 +574,27 @@ export class SqliteStore implements CloudStore {
     return this.join(op);
   }
 
+  /**
+   * The line's transaction, each write in its own savepoint (nested, better-sqlite3 makes it one),
+   * made once: better-sqlite3 builds a transaction function's wrappers on each db.transaction().
+   */
+  private get runLine(): Database.Transaction<(line: WaitingWrite[]) => { ok: boolean; value: unknown }[]> {
+    if (!this.lineTransaction) {
+      const savepoint = this.db.transaction((op: () => unknown) => op());
+      this.lineTransaction = this.db.transaction((line: WaitingWrite[]) =>
+        line.map((w) => {
+          try {
+            return { ok: true, value: savepoint(w.op) };
+          } catch (err) {
+            if (isBusy(err)) throw err;
+            return { ok: false, value: err };
+          }
+        }),
+      );
+    }
+    return this.lineTransaction;
+  }
+
   private join<T>(op: () => T): Promise<T> {
     this.busyCounts.calls++;
     return new Promise<T>((resolve, reject) => this.writeLine!.push({ op, since: performance.now(), resolve: resolve as (v: unknown) => void, reject }));
@@ -592,18 +614,7 @@ export class SqliteStore implements CloudStore {
       let outcomes: { ok: boolean; value: unknown }[];
       try {
         // Synchronous: no write joins the line while it runs.
-        outcomes = this.db
-          .transaction(() =>
-            line.map((w) => {
-              try {
-                return { ok: true, value: this.db.transaction(w.op).immediate() };
-              } catch (err) {
-                if (isBusy(err)) throw err;
-                return { ok: false, value: err };
-              }
-            }),
-          )
-          .immediate();
+        outcomes = this.runLine.immediate(line);
       } catch (err) {
         if (!isBusy(err)) {
           this.writeLine = undefined;
