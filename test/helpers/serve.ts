@@ -75,6 +75,9 @@ export function superUserToken(): Promise<string> {
 }
 
 /** One HTTP exchange over `agent` (a kept-alive connection when it has one). */
+/** A request with no answer for this long fails with code TIMEOUT, as a device's would. */
+export const REQUEST_TIMEOUT_MS = 15_000;
+
 export function send(url: string, agent: Agent, method: string, path: string, headers: Record<string, string> = {}, body?: Buffer): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(new URL(path, url), { method, agent, headers: body ? { ...headers, 'content-length': String(body.length) } : headers }, (res) => {
@@ -93,6 +96,9 @@ export function send(url: string, agent: Agent, method: string, path: string, he
       });
     });
     req.on('error', reject);
+    // A connection node:cluster was handing to a worker as it was killed is never answered (the
+    // supervisor keeps its copy open, docs/cloud-workers.md): the client gives up, as a device does.
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(Object.assign(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms`), { code: 'TIMEOUT' })));
     req.end(body);
   });
 }
