@@ -9,6 +9,7 @@ import { mintToken } from '../cloud/auth/jwt.ts';
 import { LOG_LEVELS } from '../cloud/functions.ts';
 import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
 import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
+import { cloudUrlOption } from './cli/cloud-url.ts';
 import { benchCommand } from './commands/bench.ts';
 import { consoleCommands } from './commands/console.ts';
 import { flashCommand } from './commands/flash.ts';
@@ -36,7 +37,7 @@ let commandExit: number = EXIT.ok;
 export function buildProgram(): Command {
   const program = new Command('fleet')
     .description('Cloud, firmware releases, device enrollment and runtime configuration of the device fleet')
-    .option('--cloud <url>', 'cloud base URL (env FLEET_CLOUD_URL)', process.env.FLEET_CLOUD_URL ?? 'http://127.0.0.1:8080')
+    .addOption(new Option('--cloud <url>', 'cloud base URL with its scheme, and its path prefix behind a reverse proxy (http://host/fleet-api)').env('FLEET_CLOUD_URL').default('http://127.0.0.1:8080').argParser(cloudUrlOption))
     .option('--token <jwt>', 'super-user token (env FLEET_TOKEN; otherwise minted from JWT_SECRET or the JWT secret file)')
     .showHelpAfterError()
     .exitOverride();

@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveJwtSecret } from '../../cloud/config.ts';
 import { mintToken } from '../../cloud/auth/jwt.ts';
+import { cloudUrlOption } from '../cli/cloud-url.ts';
 import { FleetSimulator, formatResult } from '../simulate/engine.ts';
 
 function wholeNumber(value: string): number {
@@ -25,7 +26,7 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
     .option('--max-skew <seconds>', 'device clocks are off by up to this, either way', wholeNumber, 60)
     .option('--connections <n>', 'connections open at once per cloud URL (default: one per device, at most 4096)', wholeNumber)
     .option('--deadline <seconds>', 'devices retry (back-off, Retry-After) until this long after the storm began, then give up', wholeNumber, 900)
-    .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these')
+    .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these', (url: string, previous: string[] = []) => [...previous, cloudUrlOption(url)])
     .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[] }) => {
       const g = program.opts<{ cloud: string; token?: string }>();
       const adminToken =
