@@ -10,7 +10,7 @@
 // seed when needed, never kept).
 import { createCipheriv, createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { CloudUnreachableError } from '../client.ts';
+import { cloudEndpoint, CloudUnreachableError } from '../client.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 
 export type Step = 'ota' | 'push' | 'push304';
@@ -449,7 +449,7 @@ export class FleetSimulator {
 
   private send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Reply> {
     const i = this.rr++ % this.o.urls.length;
-    const url = new URL(path, this.o.urls[i]);
+    const url = cloudEndpoint(this.o.urls[i]!, path);
     return new Promise((resolve, reject) => {
       const req = httpRequest(
         url,
