@@ -7,6 +7,7 @@ import { CHIPS, type ChipName } from '../firmware/image/chips.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { checker, describeProblem, EXPECTED, shown } from '../cloud/schema/validator.ts';
 import { DEVICE_UUID_PATTERN, DEVICE_UUID_RULE } from '../cloud/schema/api.ts';
+import { FileArgumentError, fileErrorMessage, isFileSystemError } from './file-errors.ts';
 import { parseResetMethod, RESET_METHODS, type ResetMethod } from './transport/reset-sequence.ts';
 
 export type BoardKind = 'virtual' | 'serial' | 'rfc2217';
@@ -223,7 +224,8 @@ export function loadRig(path: string): RigSpec {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new RigError(`cannot read the rig file ${path}: ${(err as Error).message}`);
+    // A rig file that is not there is a usage error (exit 2); one that is wrong is a RigError (exit 4).
+    throw isFileSystemError(err) ? new FileArgumentError(fileErrorMessage(err, 'the rig file')) : err;
   }
   let value: unknown;
   try {

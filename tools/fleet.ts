@@ -3,7 +3,6 @@
 // configuration or rig file; the board commands add 5 to 10 (tools/commands/flash.ts).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { ConfigError, resolveJwtSecret } from '../cloud/config.ts';
 import { mintToken } from '../cloud/auth/jwt.ts';
 import { LOG_LEVELS } from '../cloud/functions.ts';
@@ -18,6 +17,7 @@ import { portsCommand } from './commands/ports.ts';
 import { serveCommand } from './commands/serve.ts';
 import { simulateCommand } from './commands/simulate.ts';
 import { virtualCommand } from './commands/virtual.ts';
+import { fileErrorMessage, isFileSystemError, readFileArgument } from '../harness/file-errors.ts';
 import { RigError } from '../harness/rig.ts';
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } as const;
@@ -89,7 +89,7 @@ export function buildProgram(): Command {
     .action(async (cls: string, productHex: string, application: string, version: string, o: { url?: string; size?: number; sha256?: string; image?: string }) => {
       const meta: Record<string, unknown> = {};
       if (o.image) {
-        const bytes = readFileSync(o.image);
+        const bytes = readFileArgument(o.image);
         meta.size = bytes.length;
         meta.sha256 = createHash('sha256').update(bytes).digest('hex');
       }
@@ -128,7 +128,7 @@ export function buildProgram(): Command {
     .argument('<uuid>')
     .requiredOption('--public-key <file>', 'PEM file, or - for standard input')
     .action(async (uuid: string, o: { publicKey: string }) => {
-      const pem = readFileSync(o.publicKey === '-' ? 0 : o.publicKey, 'utf8');
+      const pem = readFileArgument(o.publicKey === '-' ? 0 : o.publicKey).toString('utf8');
       print((await client().request('PUT', path('admin', 'devices', uuid), { public_key: pem })).body);
     });
   device
@@ -203,6 +203,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof Error && typeof (err as { exitCode?: unknown }).exitCode === 'number' && !(err instanceof CommanderError)) {
       process.stderr.write(`fleet: ${err.message}\n`);
       return (err as unknown as { exitCode: number }).exitCode;
+    }
+    // A file named on the command line that cannot be read or written: a sentence, and a usage error.
+    if (isFileSystemError(err)) {
+      process.stderr.write(`fleet: ${fileErrorMessage(err)}\n`);
+      return EXIT.usage;
     }
     if (err instanceof ConfigError || err instanceof UnsupportedDatabaseError || err instanceof RigError) {
       process.stderr.write(`fleet: ${err.message}\n`);

@@ -65,6 +65,8 @@ export function consoleCommands(program: Command, setExit: (code: number) => voi
     .option('--no-colour', 'print lines as they are')
     .action(async (o: { port: string; baud: number; log?: string; resetMethod: ResetMethod | 'auto'; colour: boolean }) => {
       const [{ colourLine }, { runResetSequence, SEQUENCES }] = await Promise.all([import('../../harness/console-colours.ts'), import('../../harness/transport/reset-sequence.ts')]);
+      // A log file that cannot be written is said now, not at the first line (a usage error, exit 2).
+      if (o.log) appendFileSync(o.log, '');
       const method = await resolveResetMethod(o.port, o.resetMethod);
       const console = await openConsole(o.port, o.baud);
       const paint = o.colour && process.stdout.isTTY ? colourLine : (l: string) => l;
