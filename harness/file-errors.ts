@@ -47,13 +47,14 @@ export function fileErrorMessage(err: FileSystemError, what?: string): string {
 }
 
 /** readFileSync of a file a user named; a FileArgumentError that names it when it cannot be read. */
-export function readFileArgument(path: string | 0, what?: string): Buffer {
+export function readFileArgument(path: string, what?: string): Buffer {
   try {
     return readFileSync(path);
   } catch (err) {
     const e = err as Partial<FileSystemError>;
     if (!(err instanceof Error) || typeof e.code !== 'string' || typeof e.syscall !== 'string') throw err;
     // A read of what turned out to be a folder (EISDIR) names no path: the caller knows it.
-    throw new FileArgumentError(fileErrorMessage({ ...(err as FileSystemError), path: e.path ?? (path === 0 ? 'standard input' : path) }, what));
+    e.path ??= path;
+    throw new FileArgumentError(fileErrorMessage(err as FileSystemError, what));
   }
 }

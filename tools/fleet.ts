@@ -11,6 +11,7 @@ import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './c
 import { cloudUrlOption } from './cli/cloud-url.ts';
 import { benchCommand } from './commands/bench.ts';
 import { consoleCommands } from './commands/console.ts';
+import { enrollCommand } from './commands/enroll.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
 import { portsCommand } from './commands/ports.ts';
@@ -122,15 +123,7 @@ export function buildProgram(): Command {
     });
 
   const device = program.command('device').description('Enroll, remove and list devices');
-  device
-    .command('enroll')
-    .description('Enroll a device with its ECDSA P-256 public key (PEM SPKI), as printed by its serial console')
-    .argument('<uuid>')
-    .requiredOption('--public-key <file>', 'PEM file, or - for standard input')
-    .action(async (uuid: string, o: { publicKey: string }) => {
-      const pem = readFileArgument(o.publicKey === '-' ? 0 : o.publicKey).toString('utf8');
-      print((await client().request('PUT', path('admin', 'devices', uuid), { public_key: pem })).body);
-    });
+  enrollCommand(device, client, print);
   device
     .command('remove')
     .description('Remove a device; its stored backup is kept')

@@ -20,7 +20,7 @@ export class ConsoleCommandError extends Error {
   }
 }
 
-async function openConsole(port: string, baud: number) {
+export async function openConsole(port: string, baud: number) {
   const [{ openTransport }, { SerialConsole }, { PortUnavailableError }] = await Promise.all([
     import('../../harness/transport/open.ts'),
     import('../../harness/serial-console.ts'),
