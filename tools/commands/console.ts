@@ -1,11 +1,11 @@
-// `fleet console --port … <command>`: one console command (docs/serial-console.md), its answer printed;
+// `fleet console -p … <command>`: one console command (docs/serial-console.md), its answer printed;
 // exit 0 on `OK …`, 1 on `ERR …`, 5 when the port cannot be opened, 6 when no answer comes.
 // `fleet monitor --port …`: the serial console, coloured (boot log and console protocol), with a log
 // file and reset keys: Ctrl-T Ctrl-R resets the board, Ctrl-T Ctrl-P resets it into download mode,
 // Ctrl-] quits. Lines typed are sent to the board.
 import type { Command } from 'commander';
 import { appendFileSync } from 'node:fs';
-import { baudOption, resetMethodOption, resolveResetMethod, seconds } from './port-options.ts';
+import { baudFlag, portFlag, resetMethodOption, resolvePort, resolveResetMethod, seconds } from './port-options.ts';
 import type { ResetMethod } from '../../harness/transport/reset-sequence.ts';
 
 export const CONSOLE_EXIT = { ok: 0, err: 1, port: 5, no_answer: 6 } as const;
@@ -39,14 +39,15 @@ export function consoleCommands(program: Command, setExit: (code: number) => voi
     .command('console')
     .description("Send one console command to a board and print its answer (exit 1 on ERR)")
     .argument('<command...>', 'e.g. status, pubkey, "prov on"')
-    .requiredOption('--port <port>', 'serial port path or rfc2217://host:port')
-    .option('--baud <rate>', 'console baud rate', baudOption, 115_200)
+    .addOption(portFlag())
+    .addOption(baudFlag('console baud rate', 115_200, 'MONITORBAUD'))
     .option('--timeout <seconds>', 'how long to wait for the answer', seconds, 30)
-    .action(async (words: string[], o: { port: string; baud: number; timeout: number }) => {
-      const console = await openConsole(o.port, o.baud);
+    .action(async (words: string[], o: { port?: string; baud: number; timeout: number }) => {
+      const port = await resolvePort(o.port, (line) => process.stderr.write(`console: ${line}\n`));
+      const console = await openConsole(port, o.baud);
       try {
         const answer = await console.command(words.join(' '), o.timeout * 1000).catch((err: Error) => {
-          throw new ConsoleCommandError(`no answer on ${o.port} within ${o.timeout} s (${err.message})`, CONSOLE_EXIT.no_answer);
+          throw new ConsoleCommandError(`no answer on ${port} within ${o.timeout} s (${err.message})`, CONSOLE_EXIT.no_answer);
         });
         process.stdout.write(answer + '\n');
         if (answer.startsWith('ERR ')) setExit(CONSOLE_EXIT.err);
@@ -58,19 +59,20 @@ export function consoleCommands(program: Command, setExit: (code: number) => voi
   program
     .command('monitor')
     .description('The serial console of a board: coloured boot log and console lines, a log file, Ctrl-T Ctrl-R reset, Ctrl-T Ctrl-P download mode, Ctrl-] quit')
-    .requiredOption('--port <port>', 'serial port path or rfc2217://host:port')
-    .option('--baud <rate>', 'console baud rate', baudOption, 115_200)
+    .addOption(portFlag())
+    .addOption(baudFlag('console baud rate', 115_200, 'MONITORBAUD'))
     .option('--log <file>', 'append every line, with a timestamp, to this file')
     .option('--reset-method <method>', 'classic, usb-jtag, none, or auto', resetMethodOption, 'auto')
     .option('--no-colour', 'print lines as they are')
-    .action(async (o: { port: string; baud: number; log?: string; resetMethod: ResetMethod | 'auto'; colour: boolean }) => {
+    .action(async (o: { port?: string; baud: number; log?: string; resetMethod: ResetMethod | 'auto'; colour: boolean }) => {
       const [{ colourLine }, { runResetSequence, SEQUENCES }] = await Promise.all([import('../../harness/console-colours.ts'), import('../../harness/transport/reset-sequence.ts')]);
       // A log file that cannot be written is said now, not at the first line (a usage error, exit 2).
       if (o.log) appendFileSync(o.log, '');
-      const method = await resolveResetMethod(o.port, o.resetMethod);
-      const console = await openConsole(o.port, o.baud);
+      const port = await resolvePort(o.port, (line) => process.stderr.write(`monitor: ${line}\n`));
+      const method = await resolveResetMethod(port, o.resetMethod);
+      const console = await openConsole(port, o.baud);
       const paint = o.colour && process.stdout.isTTY ? colourLine : (l: string) => l;
-      process.stderr.write(`monitor: ${o.port} at ${o.baud} baud, reset ${method}${o.log ? `, log ${o.log}` : ''}; Ctrl-T Ctrl-R reset, Ctrl-T Ctrl-P download mode, Ctrl-] quit\n`);
+      process.stderr.write(`monitor: ${port} at ${o.baud} baud, reset ${method}${o.log ? `, log ${o.log}` : ''}; Ctrl-T Ctrl-R reset, Ctrl-T Ctrl-P download mode, Ctrl-] quit\n`);
       console.onLineReceived = (line) => {
         process.stdout.write(paint(line) + '\n');
         if (o.log) appendFileSync(o.log, `${new Date().toISOString()} ${line}\n`);
