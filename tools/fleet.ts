@@ -14,6 +14,7 @@ import { consoleCommands } from './commands/console.ts';
 import { enrollCommand } from './commands/enroll.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
+import { monitorCommand } from './commands/monitor.ts';
 import { portsCommand } from './commands/ports.ts';
 import { serveCommand } from './commands/serve.ts';
 import { simulateCommand } from './commands/simulate.ts';
@@ -59,6 +60,7 @@ export function buildProgram(): Command {
   // Boards on serial ports and RFC 2217 servers, and virtual boards to try them on (docs/physical-rig.md).
   flashCommand(program);
   consoleCommands(program, (code) => (commandExit = code));
+  monitorCommand(program, (code) => (commandExit = code));
   portsCommand(program);
   virtualCommand(program);
   // A boot storm of simulated devices against a running cloud (docs/fleet-scale.md).
