@@ -25,6 +25,8 @@ export interface BenchRun {
   startedAt: string;
   ms: number;
   results: ScenarioResult[];
+  /** Stopped by the caller's abort signal (SIGINT, SIGTERM): the scenarios after it did not run. */
+  interrupted?: boolean;
 }
 
 /** How the harness drives a board: in-process (virtual), or as a physical board (serial-board.ts). */
@@ -61,7 +63,7 @@ export function applicable(rig: RigSpec, s: Scenario): string | null {
 export async function runScenarios(
   rig: RigSpec,
   scenarios: Scenario[],
-  o: { reportDir: string; progress?: (line: string) => void; image?: BenchImage },
+  o: { reportDir: string; progress?: (line: string) => void; image?: BenchImage; signal?: AbortSignal },
 ): Promise<BenchRun> {
   const say = o.progress ?? (() => undefined);
   mkdirSync(o.reportDir, { recursive: true });
@@ -72,7 +74,15 @@ export async function runScenarios(
   let broker: Broker | undefined;
   try {
     broker = await startBroker(rig.mqtt.kind, rig.mqtt.kind === 'mosquitto' ? rig.mqtt.port : 0, rig.benchHost);
+    // An abort ends the scenario under way at once: its boards and cloud are closed, its steps fail.
+    const aborted = new Promise<never>((_, reject) => {
+      const stop = () => reject(new Error(`interrupted (${String(o.signal?.reason ?? 'aborted')})`));
+      if (o.signal?.aborted) stop();
+      else o.signal?.addEventListener('abort', stop, { once: true });
+    });
+    aborted.catch(() => undefined);
     for (const [i, s] of scenarios.entries()) {
+      if (o.signal?.aborted) break;
       const reason = applicable(rig, s);
       if (reason) {
         say(`[${i + 1}/${scenarios.length}] ${s.name}: not applicable on this rig (${reason})`);
@@ -84,7 +94,7 @@ export async function runScenarios(
       const started = performance.now();
       let error: unknown;
       try {
-        await ctx.open();
+        await Promise.race([ctx.open(), aborted]);
         const stepsBefore = () => ctx.steps.length;
         let shown = 0;
         const ticker = setInterval(() => {
@@ -94,7 +104,10 @@ export async function runScenarios(
           }
         }, 200);
         try {
-          await s.run(ctx);
+          const running = s.run(ctx);
+          // Abandoned on an abort: what it awaited fails once its boards are closed.
+          running.catch(() => undefined);
+          await Promise.race([running, aborted]);
         } finally {
           clearInterval(ticker);
           for (const st of ctx.steps.slice(shown)) say(`    ${st.ok ? '✓' : '✗'} ${st.name} (${st.ms} ms)${st.error ? `: ${st.error}` : ''}`);
@@ -124,5 +137,5 @@ export async function runScenarios(
     await broker?.close().catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   }
-  return { rig, startedAt, ms: Math.round(performance.now() - t0), results };
+  return { rig, startedAt, ms: Math.round(performance.now() - t0), results, ...(o.signal?.aborted ? { interrupted: true } : {}) };
 }
