@@ -85,6 +85,9 @@ describe('a cloud behind a reverse proxy at /fleet-api', () => {
     expect([r.code, r.stdout]).toEqual([0, expect.stringMatching(/backups: intact=3 lost=0 mixed=0/)]);
     expect(forwarded.filter((f) => f.startsWith('POST /devices/'))).toHaveLength(6);
     expect(forwarded.filter((f) => f.startsWith('GET /ota/'))).toHaveLength(3);
+    // Its clean-up too: each device's backup, then the device.
+    expect(forwarded.filter((f) => f.startsWith('DELETE /devices/'))).toHaveLength(3);
+    expect(forwarded.filter((f) => f.startsWith('DELETE /admin/devices/'))).toHaveLength(3);
   });
 
   it('without the prefix the proxy has nothing: the command does not silently reach the cloud', async () => {
