@@ -2,7 +2,9 @@
 // cloud and the MQTT broker (docs/rig-file.md). Validated at load by one schema (RigFileSchema), every
 // error naming the field, what was expected and the value:
 // `rig.boards[2].port: expected rfc2217://host:port, got "ttyUSB0"`.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { CHIPS, type ChipName } from '../firmware/image/chips.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { checker, describeProblem, EXPECTED, shown } from '../cloud/schema/validator.ts';
@@ -59,6 +61,8 @@ export interface RigSpec {
   buildSettings: Record<string, unknown>;
   /** Where the bench's cloud, OTA image server and MQTT broker listen: loopback, or the bench PC's address on the boards' network. */
   benchHost: string;
+  /** The file it was loaded from (absolute) and the SHA-256 of its text; absent for a rig built in code. */
+  file?: { path: string; sha256: string };
 }
 
 export class RigError extends Error {
@@ -233,5 +237,5 @@ export function loadRig(path: string): RigSpec {
   } catch (err) {
     throw new RigError(`${path} is not JSON: ${(err as Error).message}`);
   }
-  return parseRig(value, path);
+  return { ...parseRig(value, path), file: { path: resolve(path), sha256: createHash('sha256').update(text).digest('hex') } };
 }

@@ -7,6 +7,7 @@ import { startBroker, type Broker } from './broker.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import type { Scenario } from './scenarios/index.ts';
 import type { BenchImage } from './serial-board.ts';
+import { boardRead, describeTestbed, type Testbed } from './testbed.ts';
 
 export interface ScenarioResult {
   name: string;
@@ -27,6 +28,8 @@ export interface BenchRun {
   results: ScenarioResult[];
   /** Stopped by the caller's abort signal (SIGINT, SIGTERM): the scenarios after it did not run. */
   interrupted?: boolean;
+  /** What was tested: rig file, boards and their firmware, commit, Node and SDK versions. */
+  testbed: Testbed;
 }
 
 /** How the harness drives a board: in-process (virtual), or as a physical board (serial-board.ts). */
@@ -71,6 +74,7 @@ export async function runScenarios(
   const startedAt = new Date().toISOString();
   const t0 = performance.now();
   const results: ScenarioResult[] = [];
+  const testbed = await describeTestbed(rig, o.image);
   let broker: Broker | undefined;
   try {
     broker = await startBroker(rig.mqtt.kind, rig.mqtt.kind === 'mosquitto' ? rig.mqtt.port : 0, rig.benchHost);
@@ -95,6 +99,8 @@ export async function runScenarios(
       let error: unknown;
       try {
         await Promise.race([ctx.open(), aborted]);
+        // Physical boards are read at open (UUID, version): the report names what they ran.
+        for (const b of ctx.boards) boardRead(testbed, b.spec);
         const stepsBefore = () => ctx.steps.length;
         let shown = 0;
         const ticker = setInterval(() => {
@@ -137,5 +143,5 @@ export async function runScenarios(
     await broker?.close().catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   }
-  return { rig, startedAt, ms: Math.round(performance.now() - t0), results, ...(o.signal?.aborted ? { interrupted: true } : {}) };
+  return { rig, startedAt, ms: Math.round(performance.now() - t0), results, testbed, ...(o.signal?.aborted ? { interrupted: true } : {}) };
 }
