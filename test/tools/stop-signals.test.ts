@@ -9,12 +9,17 @@ import { Agent, get } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { FLEET_JS, ROOT } from '../helpers/fleet-cli.ts';
 import { startVirtual, TWO_BOARD_RIG } from '../helpers/fleet-virtual.ts';
 import { descendants, stillRunning } from '../helpers/processes.ts';
 
 const GRACE_MS = 5000;
+/** Stopped after each test whatever its outcome, so that a failing test leaves no process behind. */
+const started: { stop(signal: NodeJS.Signals, timeoutMs: number): Promise<unknown> }[] = [];
+afterEach(async () => {
+  for (const p of started.splice(0)) await p.stop('SIGTERM', 10_000);
+});
 
 async function until(what: string, test: () => unknown, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -43,6 +48,7 @@ function probe(host: string, port: number): Promise<string> {
 describe('fleet virtual', () => {
   it('SIGTERM with clients on its broker, its RFC 2217 port and its HTTP listener: gone within seconds, ports free', { timeout: 120_000 }, async () => {
     const v = startVirtual();
+    started.push(v);
     const board = await v.board('source');
     const broker = /broker mqtt:\/\/127\.0\.0\.1:(\d+)/.exec(v.stderr)!;
     const work = dirname(board.console);
@@ -73,6 +79,7 @@ describe('fleet virtual', () => {
 
   it('SIGINT while a board starts: its pty, its XS worker and its folder do not outlive the command', { timeout: 120_000 }, async () => {
     const v = startVirtual();
+    started.push(v);
     await until('the start of board source', () => /virtual: starting board source \(work folder (\S+)\)/.test(v.stderr));
     const work = /work folder (\S+)\)/.exec(v.stderr)![1]!;
     // The board's pseudo-terminal pair exists: socat runs; the firmware has not printed its line yet.
@@ -94,6 +101,15 @@ describe('fleet bench', () => {
     let stderr = '';
     bench.stderr.on('data', (c) => (stderr += c));
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => bench.once('exit', (code, signal) => r({ code, signal })));
+    started.push({
+      async stop(signal: NodeJS.Signals, timeoutMs: number) {
+        if (bench.exitCode !== null || bench.signalCode !== null) return;
+        bench.kill(signal);
+        const timer = setTimeout(() => bench.kill('SIGKILL'), timeoutMs);
+        await exited;
+        clearTimeout(timer);
+      },
+    });
     // Two boards up: both pseudo-terminals and both XS workers running.
     let helpers: { pid: number; command: string }[] = [];
     await until('two boards running', () => {
