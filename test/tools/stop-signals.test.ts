@@ -15,10 +15,10 @@ import { startVirtual, TWO_BOARD_RIG } from '../helpers/fleet-virtual.ts';
 import { descendants, stillRunning } from '../helpers/processes.ts';
 
 const GRACE_MS = 5000;
-/** Stopped after each test whatever its outcome, so that a failing test leaves no process behind. */
+/** Stopped after each test whatever its outcome, last started first, so that a failing test leaves nothing behind. */
 const started: { stop(signal: NodeJS.Signals, timeoutMs: number): Promise<unknown> }[] = [];
 afterEach(async () => {
-  for (const p of started.splice(0)) await p.stop('SIGTERM', 10_000);
+  for (const p of started.splice(0).reverse()) await p.stop('SIGTERM', 10_000);
 });
 
 async function until(what: string, test: () => unknown, timeoutMs = 60_000): Promise<void> {
@@ -97,6 +97,7 @@ describe('fleet virtual', () => {
 describe('fleet bench', () => {
   it('SIGINT in the middle of a scenario: the scenario is abandoned, the bench closed, exit 130, no report', { timeout: 180_000 }, async () => {
     const report = join(mkdtempSync(join(tmpdir(), 'stop-signals-')), 'report');
+    started.push({ stop: async () => rmSync(dirname(report), { recursive: true, force: true }) });
     const bench = spawn(process.execPath, [FLEET_JS, 'bench', TWO_BOARD_RIG, '--scenario', 'controller-ok-backup', '--report', report], { cwd: ROOT });
     let stderr = '';
     bench.stderr.on('data', (c) => (stderr += c));
@@ -127,6 +128,5 @@ describe('fleet bench', () => {
     expect(stderr).toMatch(/bench: interrupted after 1 of 1 scenarios; no report written\n$/);
     await until('socat and the XS workers gone', () => stillRunning(helpers).length === 0, 3000);
     expect(existsSync(join(report, 'index.html'))).toBe(false);
-    rmSync(dirname(report), { recursive: true, force: true });
   });
 });
