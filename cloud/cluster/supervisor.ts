@@ -106,7 +106,7 @@ export async function superviseWorkers(opts: SupervisorOptions): Promise<Service
         finishRelay(m.id);
         break;
       case 'fatal':
-        if (!url) fatal ??= { message: `worker ${slot.index}: ${m.message}`, exitCode: m.exitCode };
+        if (!url) fatal ??= { message: m.message, exitCode: m.exitCode }; // every worker would say the same
         else say(`worker ${slot.index} could not start: ${m.message}`);
         break;
       case 'stopped':
@@ -142,7 +142,7 @@ export async function superviseWorkers(opts: SupervisorOptions): Promise<Service
       if (stopping) return;
       if (!url) {
         // Before the service ever listened: a worker that cannot start stops everything.
-        fatal ??= { message: `worker ${slot.index} exited with ${signal ?? code} while starting`, exitCode: 1 };
+        fatal ??= { message: `cannot serve: worker ${slot.index} exited with ${signal ?? code} while starting`, exitCode: 1 };
         settleStart?.();
         return;
       }
@@ -164,7 +164,7 @@ export async function superviseWorkers(opts: SupervisorOptions): Promise<Service
   const end: ServiceEnd = { exitCode: 0 };
   if (fatal) {
     end.exitCode = fatal.exitCode;
-    end.problem = `cannot serve: ${fatal.message}`;
+    end.problem = fatal.message;
   } else if (url) {
     opts.onListening(url, storeKind);
     say(`stopping (${await opts.stopSignal}): finishing the requests in flight (up to ${config.shutdownTimeoutMs} ms)`);

@@ -5,6 +5,7 @@
 // (up to SHUTDOWN_TIMEOUT_MS), the store closed, its counts sent, exit 0.
 import { loadConfig } from '../config.ts';
 import { startCloudServer, type RunningCloud } from '../server.ts';
+import { startProblem } from '../start-problem.ts';
 import { isSupervisorMessage, WORKER_SLOT_ENV, type WorkerMessage } from './messages.ts';
 import { clusterPeers } from './peers.ts';
 import { workerStats } from './stats.ts';
@@ -43,8 +44,15 @@ async function main(): Promise<void> {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const code = (err as NodeJS.ErrnoException).code;
-    // A port in use or a configuration the supervisor accepted but this process cannot use: restarting cannot help.
-    await send({ t: 'fatal', message: code ? `${code}: ${message}` : message, exitCode: 4 });
+    // A port in use or a configuration the supervisor accepted but this process cannot use: restarting
+    // cannot help. Said as `fleet serve` in one process says it (cloud/start-problem.ts).
+    let friendly: string | undefined;
+    try {
+      friendly = startProblem(err, loadConfig(process.env));
+    } catch {
+      friendly = undefined;
+    }
+    await send({ t: 'fatal', message: friendly ?? (code ? `${code}: ${message}` : message), exitCode: 4 });
     process.exit(4);
   }
 }

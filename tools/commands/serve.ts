@@ -23,8 +23,14 @@ export function serveCommand(program: Command): void {
       const env = { ...process.env };
       if (o.port !== undefined) env.PORT = o.port;
       if (o.host !== undefined) env.HOST = o.host;
-      const { loadConfig } = await import('../../cloud/config.ts');
-      const config = loadConfig(env);
+      const [{ ConfigError, loadConfig }, { fileErrorMessage, isFileSystemError }] = await Promise.all([import('../../cloud/config.ts'), import('../../harness/file-errors.ts')]);
+      // The secret file is read or created by loadConfig, the store's folder by startCloudServer.
+      let config: ReturnType<typeof loadConfig>;
+      try {
+        config = loadConfig(env);
+      } catch (err) {
+        throw isFileSystemError(err) ? new ConfigError(`${fileErrorMessage(err, 'the JWT secret file')} (set JWT_SECRET_FILE, or JWT_SECRET)`) : err;
+      }
       const jwt = config.jwt.mode === 'hs256' ? `HS256 secret from ${config.jwt.secretSource}` : `JWKS ${config.jwt.jwksUrl}`;
       const listening = (url: string, storeKind: string) =>
         process.stderr.write(`cloud listening on ${url} (store ${storeKind} ${config.databaseUrl}; JWT ${jwt}; ${config.workers} worker${config.workers === 1 ? '' : 's'})\n`);
@@ -37,7 +43,14 @@ export function serveCommand(program: Command): void {
         return;
       }
       const { startCloudServer } = await import('../../cloud/server.ts');
-      const running = await startCloudServer(config);
+      let running: Awaited<ReturnType<typeof startCloudServer>>;
+      try {
+        running = await startCloudServer(config);
+      } catch (err) {
+        const { startProblem } = await import('../../cloud/start-problem.ts');
+        const problem = startProblem(err, config);
+        throw problem ? new ConfigError(problem) : err;
+      }
       listening(running.url, running.store.kind);
       process.stderr.write(`${await stop}: closing (finishing the requests in flight, up to ${config.shutdownTimeoutMs} ms)\n`);
       const { cut } = await running.shutdown(config.shutdownTimeoutMs);

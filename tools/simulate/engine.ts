@@ -11,7 +11,7 @@
 import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { BodyPool } from '../../cloud/body-pool.ts';
-import { CloudUnreachableError } from '../client.ts';
+import { cloudEndpoint, CloudUnreachableError } from '../client.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 
 export type Step = 'ota' | 'push' | 'push304';
@@ -115,6 +115,8 @@ export interface SimResult {
   /** Devices whose backup was read back and is exactly what they sent. */
   intact: number;
   verifySeconds: number;
+  /** Ended early by stop(): not verified. */
+  stopped?: boolean;
 }
 
 interface Device {
@@ -128,6 +130,8 @@ interface Device {
   blobSha: string;
   /** The same, once pushed. */
   sentSha: string | undefined;
+  /** The cloud has it (removeDevices takes these away again). */
+  enrolled: boolean;
 }
 
 interface Reply {
@@ -167,6 +171,18 @@ export function deviceBlob(seed: string, index: number, size: number): Buffer {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A sleep that a stop() ends early. */
+const sleepUnless = (ms: number, stop: AbortSignal) =>
+  new Promise<void>((r) => {
+    if (stop.aborted) return r();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', done);
+      r();
+    }
+    stop.addEventListener('abort', done, { once: true });
+  });
 
 export class FleetSimulator {
   private readonly o: Required<Omit<SimOptions, 'onProgress' | 'onStormDone' | 'connections'>> & {
@@ -197,6 +213,7 @@ export class FleetSimulator {
   private deadlineAt = Infinity;
   private failures = 0;
   private done = 0;
+  private readonly stopping = new AbortController();
   private enrollSeconds = 0;
 
   constructor(opts: SimOptions) {
@@ -224,6 +241,11 @@ export class FleetSimulator {
     this.inFlight = { free: this.o.connections * opts.urls.length, waiting: [], head: 0 };
   }
 
+  /** What the devices' UUIDs start with (sim-<random>- unless given). */
+  get uuidPrefix(): string {
+    return this.o.uuidPrefix;
+  }
+
   /** Creates the devices' identities and enrolls them through the admin API. */
   async enroll(): Promise<void> {
     const t0 = performance.now();
@@ -239,6 +261,7 @@ export class FleetSimulator {
         skewMs: Math.round((Math.random() * 2 - 1) * o.maxSkewMs),
         blobSha: '',
         sentSha: undefined,
+        enrolled: false,
       };
     });
     // The blob's hash is the device's ETag; taken now, so that the storm only regenerates the blob
@@ -246,7 +269,7 @@ export class FleetSimulator {
     for (const d of this.devices) d.blobSha = sha256(deviceBlob(o.seed, d.index, d.size));
     let next = 0;
     const worker = async () => {
-      while (next < this.devices.length) {
+      while (next < this.devices.length && !this.stopping.signal.aborted) {
         const d = this.devices[next++]!;
         const body = Buffer.from(JSON.stringify({ public_key: d.publicKeyPem }));
         for (let attempt = 1; ; attempt++) {
@@ -268,6 +291,7 @@ export class FleetSimulator {
           }
           if (r.status !== 201 && r.status !== 200) throw new Error(`enrolling ${d.uuid}: ${r.status} ${r.body.toString().slice(0, 200)}`);
           d.publicKeyPem = ''; // enrolled: 10,000 PEMs need not stay in the heap the storm's GC marks
+          d.enrolled = true;
           break;
         }
       }
@@ -299,7 +323,8 @@ export class FleetSimulator {
     try {
       await Promise.all(
         this.devices.map(async (d) => {
-          if (o.spreadMs > 0) await sleep(Math.random() * o.spreadMs);
+          if (o.spreadMs > 0) await sleepUnless(Math.random() * o.spreadMs, this.stopping.signal);
+          if (this.stopping.signal.aborted) return;
           await this.boot(d);
           this.done++;
         }),
@@ -310,7 +335,8 @@ export class FleetSimulator {
     const stormSeconds = (performance.now() - t0) / 1000;
     o.onStormDone?.();
     const v0 = performance.now();
-    const verdict = await this.verify();
+    // Stopped: the devices that had not booted have nothing to verify; the run is not a verdict.
+    const verdict = this.stopping.signal.aborted ? { lost: 0, mixed: 0, intact: 0 } : await this.verify();
     const verifySeconds = (performance.now() - v0) / 1000;
     const steps = STEPS.map((step): StepFigures => {
       const lat = this.latencies.get(step)!.sort((a, b) => a - b);
@@ -330,7 +356,59 @@ export class FleetSimulator {
       maxRetryAfterSeconds: this.maxRetryAfterSeconds,
       ...verdict,
       verifySeconds,
+      ...(this.stopping.signal.aborted ? { stopped: true } : {}),
     };
+  }
+
+  /** Ends the storm early (SIGINT): no new step or retry starts; the steps under way finish. */
+  stop(): void {
+    this.deadlineAt = -Infinity;
+    this.stopping.abort();
+  }
+
+  /**
+   * Takes away what the run left in the cloud, so that a simulation against a real cloud leaves its
+   * inventory as it found it: each enrolled device's backup (a signed DELETE, as the device itself
+   * would) and then the device (the admin API; removing a device keeps its backup). 503, 408 and
+   * network errors are retried a few times; what still failed is listed.
+   */
+  async removeDevices(): Promise<{ removed: number; failed: string[] }> {
+    const enrolled = this.devices.filter((d) => d.enrolled);
+    const failed: string[] = [];
+    let removed = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < enrolled.length) {
+        const d = enrolled[next++]!;
+        const backup = await this.sendRetrying('DELETE', `/devices/${d.uuid}/backup`, () => signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>);
+        const device = await this.sendRetrying('DELETE', `/admin/devices/${d.uuid}`, () => ({ authorization: `Bearer ${this.o.adminToken}` }));
+        // 404: already gone (no backup pushed, or removed by someone else).
+        const bad = [backup, device].find((status) => status !== 204 && status !== 404);
+        if (bad === undefined) {
+          d.enrolled = false;
+          removed++;
+        } else failed.push(`${d.uuid} (${bad})`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.o.enrollConcurrency, enrolled.length) }, worker));
+    return { removed, failed };
+  }
+
+  /** A request retried on 503, 408 and network errors (10 attempts): its last status, or 'net <code>'. */
+  private async sendRetrying(method: string, path: string, headers: () => Record<string, string>): Promise<number | string> {
+    let last: number | string = 'no attempt';
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      try {
+        const r = await this.send(method, path, headers());
+        last = r.status;
+        if (r.status !== 503 && r.status !== 408) return r.status;
+        await sleep(retryDelayMs(attempt, retryAfterMs(r), this.o.backoffBaseMs, 5_000));
+      } catch (err) {
+        last = `net ${err instanceof NetError ? err.code : String(err)}`;
+        await sleep(retryDelayMs(attempt, 0, this.o.backoffBaseMs, 5_000));
+      }
+    }
+    return last;
   }
 
   /** What a booting device does. A step that fails for good ends the device's boot (counted). */
@@ -379,6 +457,7 @@ export class FleetSimulator {
     const counts = this.stepCounts.get(step)!;
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
+      if (this.stopping.signal.aborted) return false;
       await this.connection();
       let req: ReturnType<typeof make> | undefined = make();
       let kind: string;
@@ -502,7 +581,7 @@ export class FleetSimulator {
 
   private send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Reply> {
     const i = this.rr++ % this.o.urls.length;
-    const url = new URL(path, this.o.urls[i]);
+    const url = cloudEndpoint(this.o.urls[i]!, path);
     return new Promise((resolve, reject) => {
       const req = httpRequest(
         url,
