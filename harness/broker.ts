@@ -7,7 +7,7 @@ import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync, type MqttClient } from 'mqtt';
-import type { MqttBridge } from '../firmware/host/xs-board.ts';
+import type { MqttBridge } from '../firmware/virtual-esp32/xs-board.ts';
 import { freeLoopbackPort } from './ports.ts';
 
 export interface Broker {

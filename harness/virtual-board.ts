@@ -1,4 +1,4 @@
-// A virtual board: a virtual ESP32-S3 (firmware/host/virtual-esp32.ts) whose firmware runs in XS
+// A virtual board: a virtual ESP32-S3 (firmware/virtual-esp32/virtual-esp32.ts) whose firmware runs in XS
 // (XsBoard) with its flash image and file system, fuse key and radios in the shared virtual air.
 // Its UART0 is a real pseudo-terminal pair, read and written by the harness through node-serialport
 // exactly as a board on a USB adapter, and the same UART is served over RFC 2217 on a loopback port
@@ -7,11 +7,11 @@
 // holding BOOT and pressing RST does. Reboots the firmware asks for go through the bootloader again.
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
-import type { VirtualAir } from '../firmware/host/air.ts';
-import type { ResetReason } from '../firmware/host/boot-log.ts';
-import { Rfc2217Server } from '../firmware/host/rfc2217/server.ts';
-import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/host/virtual-esp32.ts';
-import { XsBoard, type MeterTotals, type MqttBridge } from '../firmware/host/xs-board.ts';
+import type { VirtualAir } from '../firmware/virtual-esp32/air.ts';
+import type { ResetReason } from '../firmware/virtual-esp32/boot-log.ts';
+import { Rfc2217Server } from '../firmware/virtual-esp32/rfc2217/server.ts';
+import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/virtual-esp32/virtual-esp32.ts';
+import { XsBoard, type MeterTotals, type MqttBridge } from '../firmware/virtual-esp32/xs-board.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
 import { openPtyPair, type PtyPair } from './pty.ts';

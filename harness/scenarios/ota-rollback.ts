@@ -3,9 +3,9 @@
 // verifies but does not come up (it crashes before marking itself valid) is rolled back by the
 // bootloader at the next reset, and the board refuses to install that version again; the next good
 // release installs and confirms itself.
-import { firmwareImage } from '../../firmware/host/firmware-image.ts';
+import { firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
 import { CHIPS } from '../../firmware/image/chips.ts';
-import { buildVirtualAppImage } from '../../firmware/image/xs-payload.ts';
+import { buildVirtualAppImage } from '../../firmware/image/virtual-payload.ts';
 import { check } from '../bench.ts';
 import type { BenchBoard } from '../board.ts';
 import { bootedVersion, reportedVersion } from './ota.ts';

@@ -17,7 +17,7 @@ import { buildAppImage, verifyAppImageBytes } from '../../firmware/image/app-ima
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { describeImage } from '../../firmware/image/describe.ts';
 import { activeOtadata, decodeOtaSelectEntry, encodeOtaSelectEntry, nextSeqFor, OTA_IMG_STATE } from '../../firmware/image/otadata.ts';
-import { buildVirtualAppImage, xsBundleOf } from '../../firmware/image/xs-payload.ts';
+import { buildVirtualAppImage, xsBundleOf } from '../../firmware/image/virtual-payload.ts';
 
 const S3 = CHIPS.esp32s3;
 const BUNDLE = 'globalThis.handleCommand = () => ({}); /* ünïcode */';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAppImageBytes } from '../../firmware/image/app-image.ts';
-import { xsBundleOf } from '../../firmware/image/xs-payload.ts';
+import { xsBundleOf } from '../../firmware/image/virtual-payload.ts';
 
 const BIN = new URL('../../bin/fleet.js', import.meta.url).pathname;
 let dir: string;

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FlashFolder } from '../../firmware/host/flash-folder.ts';
+import { FlashFolder } from '../../firmware/virtual-esp32/flash-folder.ts';
 import { Device } from '../../firmware/src/core/device.ts';
 import { MemoryAir } from '../../firmware/src/platform/memory/air.ts';
 import { createMemoryBoard } from '../../firmware/src/platform/memory/board.ts';

@@ -3,7 +3,7 @@
 // bytes), the AP reaching the virtual air only once WPA2-only, scans ending with null, a station's
 // association reported to the AP's monitor without a MAC, and connect's notifications.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VirtualAir } from '../../firmware/host/air.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { SimEngine } from '../helpers/sim-engine.ts';
 
 const air = new VirtualAir();

@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 

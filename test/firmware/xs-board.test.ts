@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
-import { firmwareImage } from '../../firmware/host/firmware-image.ts';
+import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
+import { firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
 
 const FUSE_A = '11'.repeat(32);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
 import { rawRequest, type RawAnswer } from '../helpers/raw-http.ts';
 
 const PASSWORD = 'bench-admin-password';

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VirtualAir, type AirAp } from '../../firmware/host/air.ts';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { VirtualAir, type AirAp } from '../../firmware/virtual-esp32/air.ts';
+import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 

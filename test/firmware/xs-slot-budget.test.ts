@@ -12,8 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VirtualAir } from '../../firmware/host/air.ts';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
+import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { backupOfSize, boardApi as http, controllerIdentity } from '../../tools/bench/firmware-bench-lib.ts';
 

@@ -1,7 +1,7 @@
 // The virtual air's range model and the OLED pictures.
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
-import { rangeMetres, VirtualAir } from '../../firmware/host/air.ts';
+import { rangeMetres, VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { OLED_HEIGHT, OLED_WIDTH, renderFramebuffer, renderPng } from '../../harness/oled.ts';
 
 describe('virtual air', () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VirtualAir } from '../../firmware/host/air.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { loadRig } from '../../harness/rig.ts';
 import { runResetSequence, SEQUENCES } from '../../harness/transport/reset-sequence.ts';
 import { Rfc2217Transport } from '../../harness/transport/rfc2217.ts';

@@ -1,5 +1,5 @@
 // Shared by the firmware bench, its probes and the slot-budget test.
-import type { XsBoard } from '../../firmware/host/xs-board.ts';
+import type { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 
 /** A controller identity numbered `n` (UUID `<prefix>-<n>`, MACs from n). */

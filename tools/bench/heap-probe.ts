@@ -4,7 +4,7 @@
 // then runs the operation: if the engine has to grow its heap, the operation's live data exceeded the
 // headroom at some moment (garbage is collected first). Repeating with several headrooms brackets the
 // peak. Granularity: 16 KB.
-import type { XsBoard } from '../../firmware/host/xs-board.ts';
+import type { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
 
 const STEP_KB = 16;
 const INCREMENT_KB = 4 * 1024; // xsnap's incremental chunk size

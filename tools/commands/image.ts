@@ -10,7 +10,7 @@ import { chipByName } from '../../firmware/image/chips.ts';
 import { describeImage, formatImageDescription } from '../../firmware/image/describe.ts';
 import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
 import { compilePartitionTable, PARTITION_TABLE_OFFSET, subtypeName, typeName } from '../../firmware/image/partition-table.ts';
-import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/xs-payload.ts';
+import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/virtual-payload.ts';
 
 function version(value: string): string {
   if (!VERSION_PATTERN.test(value)) throw new InvalidArgumentError(`must be YYYY.MM.bb: ${value}`);
@@ -45,7 +45,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .action(async (o: { version: string; output: string; chip: string; project: string; bundle?: string }) => {
       const chip = chipByName(o.chip);
       process.stderr.write(o.bundle ? `image: bundle ${o.bundle}\n` : 'image: bundling the firmware for XS…\n');
-      const bundle = o.bundle ? readFileSync(o.bundle, 'utf8') : await (await import('../../firmware/host/firmware-image.ts')).firmwareBundle();
+      const bundle = o.bundle ? readFileSync(o.bundle, 'utf8') : await (await import('../../firmware/virtual-esp32/firmware-image.ts')).firmwareBundle();
       const bytes = buildVirtualAppImage({ chip, version: o.version, bundle, projectName: o.project });
       writeFileSync(o.output, bytes);
       const d = describeImage(bytes);
@@ -70,7 +70,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .option('--flash-size <size>', 'flash size the table must fit', flashSize, 8 * 1024 * 1024)
     .requiredOption('-o, --output <file>', 'where to write the binary table')
     .action(async (o: { csv?: string; flashSize: number; output: string }) => {
-      const csvPath = o.csv ?? (await import('../../firmware/host/firmware-image.ts')).PARTITIONS_CSV;
+      const csvPath = o.csv ?? (await import('../../firmware/virtual-esp32/firmware-image.ts')).PARTITIONS_CSV;
       const entries = parsePartitionCsv(readFileSync(csvPath, 'utf8'), csvPath);
       writeFileSync(o.output, compilePartitionTable(entries, o.flashSize));
       for (const p of entries) process.stdout.write(`${p.name.padEnd(16)} ${typeName(p.type).padEnd(5)} ${subtypeName(p.type, p.subtype).padEnd(9)} 0x${p.offset.toString(16).padStart(6, '0')} 0x${p.size.toString(16).padStart(6, '0')}\n`);

@@ -23,7 +23,7 @@ export function virtualCommand(program: Command): void {
       const specs = rig.boards.filter((b) => b.kind === 'virtual' && (only.length === 0 || only.includes(b.id)));
       if (specs.length === 0) throw new RigError(`rig ${rig.name} has no virtual boards to run`);
       const [{ VirtualAir }, { startBroker }, { VirtualBoard }] = await Promise.all([
-        import('../../firmware/host/air.ts'),
+        import('../../firmware/virtual-esp32/air.ts'),
         import('../../harness/broker.ts'),
         import('../../harness/virtual-board.ts'),
       ]);

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { errorShapeProblem, httpRequest, rawExchange, type RawResponse } from './raw-http.ts';

@@ -233,7 +233,7 @@ async function must(what: string, step: Promise<{ code: number; output: string }
 }
 
 /** A lock folder holding the owner's PID; a lock whose owner is gone is taken over. */
-async function takeLock(path: string, log: (line: string) => void, timeoutMs = 15 * 60_000): Promise<() => void> {
+export async function takeLock(path: string, log: (line: string) => void, timeoutMs = 15 * 60_000): Promise<() => void> {
   const deadline = Date.now() + timeoutMs;
   let said = false;
   for (;;) {

@@ -5,8 +5,8 @@
 // again on the same folder and checks it.
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { VirtualAir } from '../../firmware/host/air.ts';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
+import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { clientConfig } from '../../firmware/test-cases/fixtures.ts';

@@ -1,7 +1,7 @@
 // The host side of the emulated Moddable SDK for one virtual board: answers the calls the emulated
 // modules and natives make from XS (firmware/sim/xs/) and sends what happens later back as events.
 // It owns the timers, the RTC's time base, SNTP, NVS, the UART's far end, the SSD1306 panel, the PSA
-// crypto operations, the board's TCP (tcp.ts) and radios (radio.ts); the board (firmware/host/
+// crypto operations, the board's TCP (tcp.ts) and radios (radio.ts); the board (firmware/virtual-esp32/
 // xs-board.ts) lends it the flash, the fuse key, OTA, MQTT and reboots.
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, type CipherGCM, type DecipherGCM, type Hash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // passive slot (esp_ota_get_next_update_partition + esp_ota_begin with OTA_SIZE_UNKNOWN, which
 // erases it), `write` is esp_ota_write, `complete` is esp_ota_end (verifies the image) +
 // esp_ota_set_boot_partition, `cancel` is esp_ota_end without switching. Each throws when ESP-IDF
-// refuses. The host's esp_ota_ops work on the board's flash image (firmware/host/ota-slots.ts).
+// refuses. The host's esp_ota_ops work on the board's flash image (firmware/virtual-esp32/ota-slots.ts).
 import { bytesOf, hostCall } from '../host.ts';
 
 export default class OTA {

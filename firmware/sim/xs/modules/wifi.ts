@@ -8,7 +8,7 @@
 //   2 AP, 3 both): connect needs the station interface in the mode.
 // - A monitor, new WiFi(dictionary?, callback): "connect", "disconnect" (with a reason; -1 when the
 //   4-way handshake failed), "gotIP", "lostIP", "station_connect", "station_disconnect" (no MAC).
-// The radio is the host's virtual air (firmware/host/air.ts).
+// The radio is the host's virtual air (firmware/virtual-esp32/air.ts).
 import { hostCall, newId, onEvent } from '../host.ts';
 
 type Monitor = (message: string, reason?: number) => void;

@@ -42,7 +42,7 @@ function boardCrypto(config: BoardConfig): CryptoHal {
 }
 
 export function createBoardHal(config: BoardConfig): BoardHal {
-  const storage = new LittleFsStorage();
+  const storage = new LittleFsStorage(config.fileRoot);
   const consoleHal = new UartConsole(config.console);
   const timers = new BoardTimers();
   let eventLog: FlashEventLog | undefined;

@@ -22,7 +22,8 @@ export function errorText(err: unknown): string {
 
 /** `source`: the build configuration (mc/config by default); `options`: the core's (a factory's admin password, settings). */
 export function startBoard(source?: Record<string, unknown>, options: DeviceOptions = {}): RunningBoard {
-  const board = createBoardHal(readBoardConfig(source));
+  const config = readBoardConfig(source);
+  const board = createBoardHal(config);
   const { hal, log } = board;
   const failed = (err: unknown) => {
     log('error', `the firmware did not start: ${errorText(err)}`);
@@ -31,7 +32,7 @@ export function startBoard(source?: Record<string, unknown>, options: DeviceOpti
   };
   let device: Device;
   try {
-    device = new Device(hal, options); // derives its keys: fails here when the eFuse key is not burned
+    device = new Device(hal, { ...options, settings: { ...config.settings, ...options.settings } }); // derives its keys: fails here when the eFuse key is not burned
   } catch (err) {
     const booted = Promise.reject(err).catch(failed);
     booted.catch(() => {});

@@ -27,6 +27,8 @@ export interface Station {
   mac: string;
   position: Position;
   txPowerDbm: number;
+  /** The address its AP's DHCP server leases it (the station's loopback address here). */
+  address?: string;
 }
 
 export interface AirAp {
@@ -43,17 +45,20 @@ export interface AirAp {
   gatewayUrl: () => string | undefined;
   /** Tells the AP board a station associated; the AP may stop during this call. */
   associate: (mac: string) => Promise<void>;
+  /** The site's Wi-Fi (a router: its stations reach the bench's services), not a board's SoftAP. */
+  infrastructure?: boolean;
   station: string | null;
+  stationAddress: string | null;
 }
 
 export class VirtualAir {
   private readonly aps = new Map<string, AirAp>();
 
   /** Starts an AP; throws (starting nothing) for an open or WPA1 AP or a bad SSID or passphrase. */
-  start(ap: Omit<AirAp, 'station'>): void {
+  start(ap: Omit<AirAp, 'station' | 'stationAddress'>): void {
     const problem = softApConfigProblem(ap);
     if (problem) throw new Error(problem);
-    this.aps.set(ap.bssid, { ...ap, station: null });
+    this.aps.set(ap.bssid, { ...ap, station: null, stationAddress: null });
   }
 
   /** esp_wifi_set_max_tx_power on an AP already on the air: its range changes from now on. */
@@ -84,17 +89,18 @@ export class VirtualAir {
   }
 
   /** WPA2 association: in range, the password must match and the AP must have room; the AP sees the MAC. */
-  async connect(o: { ssid: string; password: string; bssid?: string; station: Station }): Promise<{ gatewayUrl: string; bssid: string }> {
+  async connect(o: { ssid: string; password: string; bssid?: string; station: Station }): Promise<{ gatewayUrl: string; bssid: string; infrastructure: boolean }> {
     const ap = [...this.aps.values()].find((a) => a.ssid === o.ssid && (o.bssid === undefined || a.bssid === o.bssid) && this.inRange(a, o.station));
     if (!ap) throw new Error(`no AP ${o.ssid} in range`);
     if (ap.password !== o.password) throw new Error('WPA2 handshake failed');
     const mac = o.station.mac;
     if (ap.maxStations === 1 && ap.station !== null && ap.station !== mac) throw new Error('the AP accepts one station at a time');
     ap.station = mac;
+    ap.stationAddress = o.station.address ?? null;
     await ap.associate(mac);
     const gatewayUrl = ap.gatewayUrl();
     if (!this.aps.has(ap.bssid) || !gatewayUrl) throw new Error('the AP shut down after association');
-    return { gatewayUrl, bssid: ap.bssid };
+    return { gatewayUrl, bssid: ap.bssid, infrastructure: !!ap.infrastructure };
   }
 
   /**
@@ -113,12 +119,32 @@ export class VirtualAir {
       position: () => o.position,
       gatewayUrl: () => 'http://127.0.0.1',
       associate: async () => undefined,
+      infrastructure: true,
     });
   }
 
   disconnect(bssid: string, mac: string): void {
     const ap = this.aps.get(bssid);
-    if (ap?.station === mac) ap.station = null;
+    if (ap?.station === mac) {
+      ap.station = null;
+      ap.stationAddress = null;
+    }
+  }
+
+  /** The MAC of the station associated with an AP from this address (the AP's DHCP lease), or null. */
+  stationAt(bssid: string, address: string): string | null {
+    const ap = this.aps.get(bssid);
+    return ap && ap.station !== null && (ap.stationAddress === null || ap.stationAddress === address) ? ap.station : null;
+  }
+
+  /** Whether an address is some board's SoftAP (its stations alone reach it). */
+  isSoftApAddress(address: string): boolean {
+    for (const ap of this.aps.values()) {
+      if (ap.infrastructure) continue;
+      const url = ap.gatewayUrl();
+      if (url && new URL(url).hostname === address) return true;
+    }
+    return false;
   }
 
   /** The station associated with an AP: the only one that can be talking to its SoftAP listener. */

@@ -6,7 +6,7 @@ import { buildAppImage } from '../image/app-image.ts';
 import { putCString, putU32 } from '../image/bytes.ts';
 import type { ChipSpec } from '../image/chips.ts';
 import { compilePartitionTable, otaSlots, PARTITION_TABLE_OFFSET, type PartitionEntry } from '../image/partition-table.ts';
-import { VIRTUAL_IDF_VERSION } from '../image/xs-payload.ts';
+import { VIRTUAL_IDF_VERSION } from '../image/virtual-payload.ts';
 import type { FlashImage } from './flash-image.ts';
 import { BOOTLOADER_DESC_MAGIC } from './rom-boot.ts';
 

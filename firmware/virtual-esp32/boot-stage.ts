@@ -7,14 +7,15 @@
 //     entry becomes PENDING_VERIFY; with otadata blank, ota_0 is tried;
 //   - verify the chosen image (esp_image_format.c: magic, chip id, segments, checksum, SHA-256) and
 //     fall back to the slots below it, then above it, logging why each one is not bootable.
-// Instead of jumping to native code, the board gets the XS bundle of the image it chose.
+// Instead of jumping to native code, the board gets the firmware of the image it chose: the SDK's host
+// build (an mc.so) that the image carries (firmware/image/virtual-payload.ts).
 import type { AppDescriptor } from '../image/app-desc.ts';
 import { verifyAppImage } from '../image/app-image.ts';
 import { hex32 } from '../image/bytes.ts';
 import type { ChipSpec } from '../image/chips.ts';
 import { activeOtadata, OTA_IMG_STATE, seqValid } from '../image/otadata.ts';
 import { findPartition, otaSlots, parsePartitionTable, PARTITION_TABLE_MAX_BYTES, PARTITION_TABLE_OFFSET, PARTITION_TYPES, type PartitionEntry } from '../image/partition-table.ts';
-import { xsBundleOf } from '../image/xs-payload.ts';
+import { virtualFirmwareOf } from '../image/virtual-payload.ts';
 import type { BootLog, ResetReason } from './boot-log.ts';
 import type { FlashImage } from './flash-image.ts';
 import { OtadataStore } from './otadata-store.ts';
@@ -28,7 +29,8 @@ export interface BootedApp {
   partition: PartitionEntry;
   table: PartitionEntry[];
   descriptor: AppDescriptor;
-  bundle: string;
+  /** The firmware the image carries, inflated. */
+  firmware: Uint8Array;
 }
 
 export function runBootloader(flash: FlashImage, log: BootLog, o: { chip: ChipSpec; reset: ResetReason }): BootedApp {
@@ -110,7 +112,7 @@ function selectSlot(flash: FlashImage, log: BootLog, slots: PartitionEntry[], ot
 }
 
 /** esp_image_load for one slot: logs the segments and, on failure, ESP-IDF's reason. */
-function loadApp(flash: FlashImage, log: BootLog, chip: ChipSpec, partition: PartitionEntry): { descriptor: AppDescriptor; bundle: string } | null {
+function loadApp(flash: FlashImage, log: BootLog, chip: ChipSpec, partition: PartitionEntry): { descriptor: AppDescriptor; firmware: Uint8Array } | null {
   const read = (offset: number, length: number) => flash.read(partition.offset + offset, Math.max(0, Math.min(length, partition.size - offset)));
   const check = verifyAppImage(read, { expectedChipId: chip.imageChipId, address: partition.offset, partitionSize: partition.size });
   for (const s of check.segments) {
@@ -120,11 +122,11 @@ function loadApp(flash: FlashImage, log: BootLog, chip: ChipSpec, partition: Par
   for (const p of check.problems) log.error(p.tag, p.message);
   if (!check.ok) return null;
   const first = check.segments[0]!;
-  const bundle = xsBundleOf(read(first.dataOffset, first.length));
-  if (!check.appDescriptor || bundle === null) {
-    // A valid native image (ESP-IDF, Moddable SDK): a real chip would run it; this one cannot.
-    log.error('boot', `image at ${hex32(partition.offset, 0)} has no XS bundle: native code cannot run on a virtual board`);
+  const firmware = virtualFirmwareOf(read(first.dataOffset, first.length));
+  if (!check.appDescriptor || firmware === null) {
+    // A valid native image (ESP-IDF, Moddable SDK for the chip): a real chip would run it; this one cannot.
+    log.error('boot', `image at ${hex32(partition.offset, 0)} carries no virtual board firmware: native code cannot run on a virtual board`);
     return null;
   }
-  return { descriptor: check.appDescriptor, bundle };
+  return { descriptor: check.appDescriptor, firmware };
 }
