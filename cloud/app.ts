@@ -7,7 +7,9 @@ import { appconfigRoutes } from './appconfig/routes.ts';
 import { AppConfigService } from './appconfig/service.ts';
 import { Admission, type AdmissionStats } from './admission.ts';
 import { DeviceAuthenticator } from './auth/device-signature.ts';
-import { createTokenVerifier, requireSuperUser, type TokenVerifier } from './auth/jwt.ts';
+import { createTokenVerifier, type TokenVerifier } from './auth/jwt.ts';
+import { consoleRoutes } from './console/routes.ts';
+import { sessionRoutes, superUserOrSession } from './console/session.ts';
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
 import { backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
@@ -19,6 +21,11 @@ import { JSON_BODY_LIMIT } from './json-body.ts';
 import { HTTP_LIMITS, type HttpLimits } from './limits.ts';
 import { jsonLineSink, LogLevels, LogRegistry, prettySink, type FunctionLogger, type LogSink } from './logging.ts';
 import { openApiDocument } from './openapi.ts';
+import { auditTrail } from './admin/audit.ts';
+import { HostedImages, imageRoutes } from './ota/image-routes.ts';
+import { MAX_IMAGE_BYTES } from './ota/release-checks.ts';
+import { OtaCheckRecorder } from './ota/inventory.ts';
+import { ReleaseService } from './ota/releases.ts';
 import { otaFastPath, otaRoutes } from './ota/routes.ts';
 import { OtaService } from './ota/service.ts';
 import { guardStore } from './store/guard.ts';
@@ -44,26 +51,31 @@ export interface Cloud {
   listener: (req: IncomingMessage, res: ServerResponse) => void;
   /**
    * For `Expect: 100-continue`: answers (and returns true) when the request is refused on its
-   * headers alone, so that the client never sends the body. Today: a backup over the size limit.
+   * headers alone, so that the client never sends the body: a backup or an image over its size limit.
    */
   refuseBeforeContinue: (req: IncomingMessage, res: ServerResponse) => boolean;
   ota: OtaService;
+  releases: ReleaseService;
+  /** OTA checks waiting to be written to the inventory; flush() writes them now (tests). */
+  inventory: OtaCheckRecorder;
+  images: HostedImages;
   limits: HttpLimits;
   levels: LogLevels;
   logs: LogRegistry;
   /** The admission gates' counters (docs/fleet-scale.md). */
   gates(): { store: AdmissionStats; upload: AdmissionStats };
-  /** Loads the deployed log levels and starts refreshing them. */
+  /** Loads the deployed log levels and starts refreshing them, and the inventory's flushes. */
   start(): Promise<void>;
-  stop(): void;
+  /** Stops both; the inventory writes what it holds. */
+  stop(): Promise<void>;
 }
 
 /** Which cloud function a request belongs to, by its first path segment. */
 export function functionForPath(path: string): CloudFunction | undefined {
-  if (path.startsWith('/ota/')) return 'svc-func-ota';
+  if (path.startsWith('/ota/') || path.startsWith('/images/')) return 'svc-func-ota';
   if (path.startsWith('/devices/')) return 'svc-func-backup';
   if (path === '/appconfig' || path.startsWith('/appconfig/')) return 'svc-func-appconfig';
-  if (path === '/admin' || path.startsWith('/admin/')) return 'svc-func-admin';
+  if (path === '/admin' || path.startsWith('/admin/') || path === '/console' || path.startsWith('/console/')) return 'svc-func-admin';
   if (path === '/health') return 'svc-func-health';
   return undefined;
 }
@@ -99,8 +111,14 @@ export function createCloud(deps: CloudDeps): Cloud {
 
   const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now, config.otaCacheBytes);
   const auth = new DeviceAuthenticator(store, config.signatureWindowSeconds, now);
-  const superUser = requireSuperUser(deps.verifyToken ?? createTokenVerifier(config.jwt));
+  const verifyToken = deps.verifyToken ?? createTokenVerifier(config.jwt);
+  // A bearer token, or the operator console's session cookie (with its CSRF defence): docs/operator-console.md.
+  const superUser = superUserOrSession(verifyToken);
   const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now);
+  const releases = new ReleaseService(store, ota, log('svc-func-admin'), now);
+  const inventory = new OtaCheckRecorder(store, log('svc-func-ota'), now, (failed) => releases.pauseOverThreshold(failed));
+  ota.onCheck = (seen) => inventory.record(seen);
+  const images = new HostedImages(store, ota, config.imageCacheBytes);
   const startedAtMs = Date.now();
 
   const app = express();
@@ -129,13 +147,21 @@ export function createCloud(deps: CloudDeps): Cloud {
   // The super-user check comes before the JSON body is read: an unauthenticated client never gets
   // 64 KB per connection buffered and parsed. inflate: false: a compressed JSON body is a 415, not
   // something to decompress.
-  app.use(['/admin', '/appconfig'], superUser, express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false }));
+  // Every change a super user makes is recorded with who made it (docs/operator-console.md).
+  const jsonBody = express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false });
+  app.use(['/admin', '/appconfig'], superUser, auditTrail(store, log('svc-func-admin'), now), jsonBody);
+  app.use('/console/session', auditTrail(store, log('svc-func-admin'), now), jsonBody);
   app.use(healthRoutes(deps.store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION));
   app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
   app.use(otaRoutes(ota));
+  app.use(imageRoutes(images, log('svc-func-ota')));
   app.use(backupRoutes({ store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }));
   app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
-  app.use(adminRoutes({ store, ota, superUser, log: log('svc-func-admin'), now }));
+  app.use(
+    adminRoutes({ store, releases, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
+  );
+  app.use(sessionRoutes(verifyToken, { now, publicUrl: config.publicUrl }));
+  app.use(consoleRoutes(config.consoleDir));
   app.use((req, _res, next) => next(new ApiError('route_not_found', { method: req.method, path: req.path.slice(0, 256) })));
   app.use(errorMiddleware(logFor));
 
@@ -177,6 +203,10 @@ export function createCloud(deps: CloudDeps): Cloud {
       renderError(res, new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: declared }), log('svc-func-backup'), {}, { bodyComing: false });
       return true;
     }
+    if (req.method === 'PUT' && /^\/admin\/firmware\/[^/]+\/[^/]+\/[^/]+\/[^/]+\/image(\?|$)/.test(req.url ?? '') && declared > MAX_IMAGE_BYTES) {
+      renderError(res, new ApiError('image_too_large', { limit_bytes: MAX_IMAGE_BYTES, content_length: declared }), log('svc-func-admin'), {}, { bodyComing: false });
+      return true;
+    }
     return false;
   };
 
@@ -185,6 +215,9 @@ export function createCloud(deps: CloudDeps): Cloud {
     listener,
     refuseBeforeContinue,
     ota,
+    releases,
+    inventory,
+    images,
     limits,
     levels,
     logs,
@@ -194,9 +227,11 @@ export function createCloud(deps: CloudDeps): Cloud {
       levels.start(config.appconfigRefreshMs, (err) =>
         log('svc-func-appconfig').error('log level refresh failed', { error: err instanceof Error ? err.message : String(err) }),
       );
+      inventory.start(config.inventoryFlushMs);
     },
-    stop() {
+    async stop() {
       levels.stop();
+      await inventory.stop();
     },
   };
 }

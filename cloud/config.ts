@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Type, type Static } from '@sinclair/typebox';
 import { anyCase, checker, describeProblem, EXPECTED } from './schema/validator.ts';
 
@@ -28,6 +29,16 @@ export const ConfigEnv = Type.Object({
   OTA_CACHE_BYTES: whole(0, 1024 * 1024 * 1024, 4 * 1024 * 1024, 'Byte budget of the OTA answer cache (docs/cloud-limits.md); 0 disables it'),
   SIGNATURE_WINDOW_SECONDS: whole(1, 86_400, 300, 'Acceptance window of X-Device-Timestamp, either side of the server clock'),
   LOG_FORMAT: Type.Unsafe<'json' | 'pretty'>({ type: 'string', enum: ['json', 'pretty'], default: 'json', [EXPECTED]: 'json or pretty' }),
+  PUBLIC_URL: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*[^\\s?#/])?$',
+      description: 'Where devices reach this cloud: the URL of hosted images starts with it (default: the scheme and Host of the upload)',
+      [EXPECTED]: 'an http(s) URL without a trailing slash, query or fragment',
+    }),
+  ),
+  IMAGE_CACHE_BYTES: whole(0, 1024 * 1024 * 1024, 32 * 1024 * 1024, 'Byte budget of hosted images kept in memory (docs/firmware-images.md)'),
+  INVENTORY_FLUSH_MS: whole(10, 3_600_000, 1000, 'How often OTA checks are written to the device inventory (docs/device-inventory.md)'),
+  CONSOLE_DIR: Type.Optional(Type.String({ minLength: 1, description: 'The built console (npm run build:console writes cloud/console/dist)' })),
   OTA_FAST_PATH: Type.String({
     pattern: `^\\s*${anyCase(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])}\\s*$`,
     default: '1',
@@ -36,6 +47,9 @@ export const ConfigEnv = Type.Object({
   }),
 });
 type ConfigEnvValues = Static<typeof ConfigEnv>;
+
+/** Where `npm run build:console` writes the console (cloud/console/build.ts). */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('./console/dist', import.meta.url));
 
 /** The defaults, as the environment would give them. */
 export const CONFIG_DEFAULTS = Object.fromEntries(
@@ -78,6 +92,10 @@ export interface CloudConfig {
   signatureWindowSeconds: number;
   logFormat: 'json' | 'pretty';
   otaFastPath: boolean;
+  publicUrl: string | undefined;
+  imageCacheBytes: number;
+  inventoryFlushMs: number;
+  consoleDir: string;
 }
 
 export class ConfigError extends Error {
@@ -131,5 +149,9 @@ export function loadConfig(env: Env = process.env): CloudConfig {
     signatureWindowSeconds: e.SIGNATURE_WINDOW_SECONDS,
     logFormat: e.LOG_FORMAT,
     otaFastPath: ['1', 'true', 'yes', 'on'].includes(e.OTA_FAST_PATH.trim().toLowerCase()),
+    publicUrl: e.PUBLIC_URL,
+    imageCacheBytes: e.IMAGE_CACHE_BYTES,
+    inventoryFlushMs: e.INVENTORY_FLUSH_MS,
+    consoleDir: resolve(e.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR),
   };
 }

@@ -69,6 +69,27 @@ export const ERROR_CATALOG = {
   release_exists: { status: 409, message: 'This firmware version already exists' },
   release_not_found: { status: 404, message: 'No such firmware version' },
   invalid_release_metadata: { status: 400, message: 'The firmware image metadata is not valid' },
+
+  // Hosted firmware images and their release checks (docs/firmware-images.md)
+  image_too_large: { status: 413, message: 'The image is larger than the OTA slot' },
+  invalid_image: { status: 400, message: 'The image is not an ESP-IDF app image the bootloader would accept' },
+  image_chip_mismatch: { status: 400, message: 'The image is built for another chip than the release' },
+  image_version_mismatch: { status: 400, message: "The image's app descriptor names another version than the release" },
+  image_project_mismatch: { status: 400, message: "The image's app descriptor names another project than the release" },
+  image_sha256_mismatch: { status: 400, message: 'The image SHA-256 is not the one it carries or the one declared' },
+  version_older_than_released: { status: 409, message: 'A newer version is already RELEASED on this track' },
+  image_not_found: { status: 404, message: 'The cloud hosts no image for this version' },
+  range_not_satisfiable: { status: 416, message: 'The range is outside the image' },
+
+  // Staged rollouts, device groups, inventory, audit (docs/staged-rollouts.md, docs/device-inventory.md)
+  rollout_not_found: { status: 404, message: 'This release has no rollout' },
+  invalid_rollout: { status: 400, message: 'The rollout settings are not valid' },
+  invalid_device_groups: { status: 400, message: 'The device groups are not valid' },
+  invalid_query: { status: 400, message: 'A query parameter is not valid' },
+
+  // Operator console (docs/operator-console.md)
+  csrf_check_failed: { status: 403, message: 'A console request that changes something must carry the session CSRF token and come from the console' },
+  console_not_built: { status: 503, message: 'The console is not built: run npm run build:console' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

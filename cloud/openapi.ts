@@ -39,6 +39,7 @@ function parameters(route: RouteSpec): Json[] {
 
 function response(spec: ResponseSpec): Json {
   if (spec.binary) return { description: spec.description, content: { 'application/octet-stream': { schema: { type: 'string', contentEncoding: 'binary' } } } };
+  if (spec.media) return { description: spec.description, content: { [spec.media]: { schema: { type: 'string' } } } };
   if (!spec.schema) return { description: spec.description };
   return { description: spec.description, content: { 'application/json': { schema: toJson(spec.schema, false) } } };
 }

@@ -63,7 +63,7 @@ export async function startCloudServer(
     cloud,
     store,
     async close() {
-      cloud.stop();
+      await cloud.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

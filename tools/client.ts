@@ -1,4 +1,6 @@
 // A small HTTP client for the cloud's admin and appconfig APIs, used by the `fleet` commands.
+import { createReadStream, statSync } from 'node:fs';
+import { Readable } from 'node:stream';
 export class CloudRequestError extends Error {
   override name = 'CloudRequestError';
   constructor(
@@ -22,16 +24,31 @@ export class CloudClient {
   ) {}
 
   async request(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-    const headers: Record<string, string> = { authorization: `Bearer ${await this.token()}` };
+    const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
+    return this.send(method, path, headers, body === undefined ? undefined : JSON.stringify(body), 30_000);
+  }
+
+  /**
+   * Streams a file as the request body (application/octet-stream, its length declared), never holding
+   * it whole: a firmware image upload (docs/firmware-images.md).
+   */
+  async upload(method: string, path: string, file: string): Promise<{ status: number; body: unknown }> {
+    const { size } = statSync(file);
+    const body = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
+    return this.send(method, path, { 'content-type': 'application/octet-stream', 'content-length': String(size) }, body, 300_000);
+  }
+
+  private async send(method: string, path: string, headers: Record<string, string>, body: string | ReadableStream<Uint8Array> | undefined, timeoutMs: number): Promise<{ status: number; body: unknown }> {
     let res: Response;
     try {
       res = await fetch(new URL(path, this.baseUrl), {
         method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(30_000),
-      });
+        headers: { authorization: `Bearer ${await this.token()}`, ...headers },
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+      } as RequestInit);
     } catch (err) {
       const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
       throw new CloudUnreachableError(`cannot reach the cloud at ${this.baseUrl}: ${cause}`);

@@ -2,8 +2,8 @@
 // printed) or a bench scenario failed, 2 usage error, 3 the cloud could not be reached, 4 bad
 // configuration or rig file; the board commands add 5 to 10 (tools/commands/flash.ts).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isApiError } from '../cloud/errors.ts';
 import { ConfigError, resolveJwtSecret } from '../cloud/config.ts';
 import { mintToken } from '../cloud/auth/jwt.ts';
 import { LOG_LEVELS } from '../cloud/functions.ts';
@@ -14,6 +14,8 @@ import { configuratorCommand } from './commands/configurator.ts';
 import { consoleCommands } from './commands/console.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
+import { auditCommand, inventoryCommands, rolloutCommands } from './commands/inventory.ts';
+import { releaseFirmware, releaseOptions, type ReleaseOptions } from './commands/release.ts';
 import { portsCommand } from './commands/ports.ts';
 import { serveCommand } from './commands/serve.ts';
 import { simulateCommand } from './commands/simulate.ts';
@@ -24,6 +26,12 @@ export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } a
 
 function print(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+function positiveIntOrZero(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`must be a whole number: ${value}`);
+  return n;
 }
 
 function positiveInt(value: string): number {
@@ -77,29 +85,22 @@ export function buildProgram(): Command {
     });
 
   const firmware = program.command('firmware').description('Release, revoke and list firmware versions');
-  firmware
-    .command('release')
-    .description('Create a RELEASED version of a track')
-    .argument('<class>')
-    .argument('<product_hex>', '0x and 8 hex digits')
-    .argument('<application>')
-    .argument('<version>', 'YYYY.MM.bb')
-    .option('--url <url>', 'where devices download the image')
-    .option('--size <bytes>', 'image size', positiveInt)
-    .option('--sha256 <hex>', 'image SHA-256')
-    .option('--image <file>', 'compute size and sha256 from this image file')
-    .action(async (cls: string, productHex: string, application: string, version: string, o: { url?: string; size?: number; sha256?: string; image?: string }) => {
-      const meta: Record<string, unknown> = {};
-      if (o.image) {
-        const bytes = readFileSync(o.image);
-        meta.size = bytes.length;
-        meta.sha256 = createHash('sha256').update(bytes).digest('hex');
-      }
-      if (o.url) meta.url = o.url;
-      if (o.size !== undefined) meta.size = o.size;
-      if (o.sha256) meta.sha256 = o.sha256;
-      print((await client().request('PUT', path('admin', 'firmware', cls, productHex, application, version), meta)).body);
-    });
+  releaseOptions(
+    firmware
+      .command('release')
+      .description('Create a RELEASED version of a track; --image uploads the image, which the cloud checks and hosts (docs/firmware-images.md)')
+      .argument('<class>')
+      .argument('<product_hex>', '0x and 8 hex digits')
+      .argument('<application>')
+      .argument('<version>', 'YYYY.MM.bb')
+      .option('--image <file>', 'the app image: uploaded to the cloud (checked, hosted); with --url only checked here, its size and sha256 sent')
+      .option('--url <url>', 'where devices download the image, when the cloud does not host it (a CDN)')
+      .option('--size <bytes>', 'image size (with --url)', positiveInt)
+      .option('--sha256 <hex>', 'image SHA-256 (with --url)'),
+    positiveIntOrZero,
+  ).action(async (cls: string, productHex: string, application: string, version: string, o: ReleaseOptions) => {
+    print(await releaseFirmware(client(), cls, productHex, application, version, o));
+  });
   firmware
     .command('revoke')
     .description('Make a version REVOKED: it is never offered again')
@@ -118,20 +119,34 @@ export function buildProgram(): Command {
     .argument('<application>')
     .action(async (cls: string, productHex: string, application: string) => {
       const { body } = await client().request('GET', path('admin', 'firmware', cls, productHex, application));
-      const versions = (body as { versions: { version: string; status: string; released_at: string; size?: number }[] }).versions;
+      const versions = (body as { versions: { version: string; status: string; released_at: string; size?: number; hosted: boolean; rollout: { state: string; effective_percent: number } | null }[] }).versions;
       if (versions.length === 0) process.stdout.write('no versions\n');
-      for (const v of versions) process.stdout.write(`${v.version}  ${v.status.padEnd(8)}  ${v.released_at}${v.size ? `  ${v.size} bytes` : ''}\n`);
+      for (const v of versions) {
+        const rollout = v.rollout ? `  rollout ${v.rollout.state} ${v.rollout.effective_percent} %` : '';
+        process.stdout.write(`${v.version}  ${v.status.padEnd(8)}  ${v.released_at}${v.size ? `  ${v.size} bytes` : ''}${v.hosted ? '  hosted' : ''}${rollout}\n`);
+      }
     });
+  firmware
+    .command('tracks')
+    .description('Every track that has a release')
+    .action(async () => {
+      const { tracks } = (await client().request('GET', '/admin/firmware')).body as { tracks: { class: string; product_hex: string; application: string; released: number; revoked: number; latest: string | null }[] };
+      if (tracks.length === 0) process.stdout.write('no tracks\n');
+      for (const t of tracks) process.stdout.write(`${t.class} ${t.product_hex} ${t.application}  ${t.released} released, ${t.revoked} revoked, latest ${t.latest ?? '-'}\n`);
+    });
+  rolloutCommands(program, client);
+  auditCommand(program, client);
 
-  const device = program.command('device').description('Enroll, remove and list devices');
+  const device = program.command('device').description('Enroll, remove, list and show devices (the inventory), set their groups');
   device
     .command('enroll')
     .description('Enroll a device with its ECDSA P-256 public key (PEM SPKI), as printed by its serial console')
     .argument('<uuid>')
     .requiredOption('--public-key <file>', 'PEM file, or - for standard input')
-    .action(async (uuid: string, o: { publicKey: string }) => {
+    .option('--label <text>', 'a note for people (where the device is, what it drives)')
+    .action(async (uuid: string, o: { publicKey: string; label?: string }) => {
       const pem = readFileSync(o.publicKey === '-' ? 0 : o.publicKey, 'utf8');
-      print((await client().request('PUT', path('admin', 'devices', uuid), { public_key: pem })).body);
+      print((await client().request('PUT', path('admin', 'devices', uuid), { public_key: pem, ...(o.label !== undefined ? { label: o.label } : {}) })).body);
     });
   device
     .command('remove')
@@ -141,12 +156,7 @@ export function buildProgram(): Command {
       await client().request('DELETE', path('admin', 'devices', uuid));
       process.stdout.write(`removed ${uuid}\n`);
     });
-  device
-    .command('list')
-    .description('Enrolled devices')
-    .action(async () => {
-      print((await client().request('GET', '/admin/devices')).body);
-    });
+  inventoryCommands(device, client);
 
   const appconfig = program.command('appconfig').description('Runtime configuration (log level) of the cloud functions');
   appconfig
@@ -195,6 +205,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (err instanceof CloudRequestError) {
       process.stderr.write(`fleet: ${err.message}\n`);
+      return EXIT.refused;
+    }
+    // A check the command ran itself (an image released with --url): the cloud's code and message.
+    if (isApiError(err)) {
+      process.stderr.write(`fleet: ${err.code}: ${err.message}\n`);
       return EXIT.refused;
     }
     if (err instanceof CloudUnreachableError) {

@@ -1,72 +1,103 @@
-// The admin API (DESIGN.md section 4), for super users: enroll and remove devices, release and revoke
-// firmware, list both.
+// The admin API (DESIGN.md section 4), for super users: the device inventory (enroll, remove, groups,
+// what the cloud knows of each device: docs/device-inventory.md), firmware releases and rollouts
+// (./firmware.ts), and the audit log (./audit.ts).
 import { Router, type Request, type RequestHandler } from 'express';
+import type { Admission } from '../admission.ts';
 import { checkDevicePublicKey, rememberEnrolledKey } from '../auth/device-signature.ts';
+import type { CloudConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { route, sendJson } from '../http.ts';
 import { requireJsonBody } from '../json-body.ts';
 import type { FunctionLogger } from '../logging.ts';
-import { toManifest } from '../ota/manifest.ts';
-import type { OtaService } from '../ota/service.ts';
-import { parseTrack, parseVersion } from '../ota/validate.ts';
-import { EnrollBody, ImageMetadata as ImageMetadataShape, UuidParams } from '../schema/api.ts';
+import type { ReleaseService } from '../ota/releases.ts';
+import { Type } from '@sinclair/typebox';
+import { DeviceGroupsBody, EnrollBody, InventoryQuery, Label, UuidParams } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
-import type { CloudStore, DeviceRecord, ImageMetadata } from '../store/types.ts';
+import type { CloudStore, DeviceRecord, InventoryFilter, InventoryRecord } from '../store/types.ts';
+import { auditRoutes } from './audit.ts';
+import { firmwareRoutes } from './firmware.ts';
 
 export interface AdminRoutesDeps {
   store: CloudStore;
-  ota: OtaService;
+  releases: ReleaseService;
   superUser: RequestHandler;
   log: FunctionLogger;
   now: () => number;
+  config: Pick<CloudConfig, 'publicUrl'>;
+  bodyIdleTimeoutMs: number;
+  uploads: Admission | undefined;
 }
 
 const checkUuid = checker(UuidParams);
-const checkImage = checker(ImageMetadataShape);
 const checkEnroll = checker(EnrollBody);
+const checkLabel = checker(Type.Object({ label: Label }));
+const checkGroups = checker(DeviceGroupsBody);
+const checkInventory = checker(InventoryQuery);
+const DAY_MS = 86_400_000;
+export const INVENTORY_DEFAULT_LIMIT = 1000;
+export const INVENTORY_MAX_LIMIT = 10_000;
 
 function deviceView(d: DeviceRecord) {
-  return { uuid: d.uuid, public_key: d.publicKeyPem, enrolled_at: d.enrolledAt, updated_at: d.updatedAt };
+  return { uuid: d.uuid, public_key: d.publicKeyPem, enrolled_at: d.enrolledAt, updated_at: d.updatedAt, ...(d.label !== undefined ? { label: d.label } : {}) };
+}
+
+/** A device as the inventory shows it (GET /admin/devices, the console, `fleet device list`). */
+export function inventoryView(d: InventoryRecord) {
+  return {
+    ...deviceView(d),
+    groups: d.groups,
+    last_check: d.lastCheck && { at: d.lastCheck.at, version: d.lastCheck.version, class: d.lastCheck.track.class, product_hex: d.lastCheck.track.productHex, application: d.lastCheck.track.application },
+    offer: d.offer && { version: d.offer.version, from_version: d.offer.fromVersion, at: d.offer.at },
+    backup: d.backup && { size: d.backup.size, etag: d.backup.etag, last_backup_date: d.backup.lastBackupDate },
+  };
 }
 
 function uuidParam(req: Request): string {
   return checked(checkUuid, { uuid: req.params.uuid }, 'invalid_uuid').uuid;
 }
 
-function trackParams(req: Request) {
-  return parseTrack(req.params.class as string, req.params.product_hex as string, req.params.application as string);
+/** The inventory filters of a query; "N days" is counted back from now. */
+export function inventoryFilter(query: unknown, nowMs: number): InventoryFilter {
+  const q = checked(checkInventory, query, 'invalid_query');
+  const daysAgo = (days: string) => new Date(nowMs - Number(days) * DAY_MS).toISOString();
+  const isoOf = (v: string) => new Date(v).toISOString();
+  const limit = q.limit === undefined ? INVENTORY_DEFAULT_LIMIT : Number(q.limit);
+  if (limit < 1 || limit > INVENTORY_MAX_LIMIT) throw new ApiError('invalid_query', { field: 'limit', value: q.limit, expected: `1 to ${INVENTORY_MAX_LIMIT}` }, `limit: expected 1 to ${INVENTORY_MAX_LIMIT}, got ${q.limit}`);
+  const f: InventoryFilter = { limit };
+  if (q.class !== undefined) f.class = q.class;
+  if (q.product_hex !== undefined) f.productHex = q.product_hex.toLowerCase();
+  if (q.application !== undefined) f.application = q.application;
+  if (q.version !== undefined) f.version = q.version;
+  if (q.not_seen_since !== undefined || q.not_seen_days !== undefined) f.notSeenSince = q.not_seen_since !== undefined ? isoOf(q.not_seen_since) : daysAgo(q.not_seen_days!);
+  if (q.no_backup_since !== undefined || q.no_backup_days !== undefined) f.noBackupSince = q.no_backup_since !== undefined ? isoOf(q.no_backup_since) : daysAgo(q.no_backup_days!);
+  if (q.search !== undefined) f.search = q.search;
+  if (q.group !== undefined) f.group = q.group;
+  if (q.after !== undefined) f.after = q.after;
+  return f;
 }
 
-/** The image metadata of a release (ImageMetadata): all optional. An empty or absent body is allowed. */
-export function parseImageMetadata(req: Request): ImageMetadata {
-  const hasBody = req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0';
-  if (!hasBody && req.headers['transfer-encoding'] === undefined) return {};
-  const image = checked(checkImage, requireJsonBody(req), 'invalid_release_metadata');
-  return image.sha256 === undefined ? image : { ...image, sha256: image.sha256.toLowerCase() };
-}
-
-export function adminRoutes({ store, ota, superUser, log, now }: AdminRoutesDeps): Router {
+export function adminRoutes(deps: AdminRoutesDeps): Router {
+  const { store, superUser, log, now } = deps;
   const router = Router();
   router.use('/admin', superUser);
   const iso = () => new Date(now()).toISOString();
+  const who = (res: { locals: Record<string, unknown> }) => (res.locals.superUser as { subject?: string } | undefined)?.subject;
 
   router.get(
     '/admin/devices',
-    route(async (_req, res) => {
-      sendJson(res, 200, { devices: (await store.listDevices()).map(deviceView) });
+    route(async (req, res) => {
+      const filter = inventoryFilter({ ...req.query }, now());
+      const devices = await store.listInventory(filter);
+      sendJson(res, 200, { devices: devices.map(inventoryView), next_after: devices.length === filter.limit ? devices.at(-1)!.uuid : null });
     }),
   );
 
   router.get(
     '/admin/devices/:uuid',
     route(async (req, res) => {
-      const device = await store.getDevice(uuidParam(req));
+      const [device] = await store.listInventory({ uuid: uuidParam(req), limit: 1 });
       if (!device) throw new ApiError('device_not_found');
-      const backup = await store.getBackupMeta(device.uuid);
-      sendJson(res, 200, {
-        ...deviceView(device),
-        backup: backup ? { size: backup.size, etag: backup.etag, last_backup_date: backup.lastBackupDate } : null,
-      });
+      sendJson(res, 200, inventoryView(device));
     }),
   );
 
@@ -76,17 +107,35 @@ export function adminRoutes({ store, ota, superUser, log, now }: AdminRoutesDeps
       const uuid = uuidParam(req);
       // Never echoed nor logged: what was sent may be a private key.
       const body = requireJsonBody(req);
-      if (!checkEnroll(body)) throw new ApiError('invalid_public_key', { reason: 'not_spki_pem', field: 'public_key', expected: 'a PEM SPKI string of at most 4096 characters' });
+      const label = typeof body === 'object' && body !== null ? (body as { label?: unknown }).label : undefined;
+      if (label !== undefined) checked(checkLabel, { label }, 'invalid_body');
+      if (!checkEnroll(body)) {
+        throw new ApiError('invalid_public_key', { reason: 'not_spki_pem', field: 'public_key', expected: 'a PEM SPKI string of at most 4096 characters' });
+      }
       const key = checkDevicePublicKey(body.public_key);
       if (!('key' in key)) {
         const { message, ...details } = key;
         throw new ApiError('invalid_public_key', details, message);
       }
-      const { device, created } = await store.putDevice(uuid, key.pem, iso());
+      const { device, created } = await store.putDevice(uuid, key.pem, iso(), body.label);
       // The key is parsed already: the device's first signed request need not parse it again.
       rememberEnrolledKey(uuid, device.publicKeyPem, key.key);
-      log.info(created ? 'device enrolled' : 'device re-enrolled', { uuid, by: res.locals.superUser?.subject });
+      log.info(created ? 'device enrolled' : 'device re-enrolled', { uuid, by: who(res) });
       sendJson(res, created ? 201 : 200, deviceView(device));
+    }),
+  );
+
+  router.put(
+    '/admin/devices/:uuid/groups',
+    route(async (req, res) => {
+      const uuid = uuidParam(req);
+      const { groups } = checked(checkGroups, requireJsonBody(req), 'invalid_device_groups');
+      if (!(await store.setDeviceGroups(uuid, groups))) throw new ApiError('device_not_found');
+      // Rollouts by group read their members when a track loads: every track is reloaded.
+      deps.releases.groupsChanged();
+      log.info('device groups set', { uuid, groups, by: who(res) });
+      const [device] = await store.listInventory({ uuid, limit: 1 });
+      sendJson(res, 200, inventoryView(device!));
     }),
   );
 
@@ -95,45 +144,12 @@ export function adminRoutes({ store, ota, superUser, log, now }: AdminRoutesDeps
     route(async (req, res) => {
       const uuid = uuidParam(req);
       if (!(await store.deleteDevice(uuid))) throw new ApiError('device_not_found');
-      log.info('device removed', { uuid, by: res.locals.superUser?.subject });
+      log.info('device removed', { uuid, by: who(res) });
       res.status(204).end();
     }),
   );
 
-  router.get(
-    '/admin/firmware/:class/:product_hex/:application',
-    route(async (req, res) => {
-      const releases = await store.listReleases(trackParams(req));
-      sendJson(res, 200, { versions: releases.map(toManifest) });
-    }),
-  );
-
-  router.put(
-    '/admin/firmware/:class/:product_hex/:application/:version',
-    route(async (req, res) => {
-      const track = trackParams(req);
-      const version = parseVersion(req.params.version as string, 'version', { release: true });
-      const image = parseImageMetadata(req);
-      const created = await store.createRelease({ ...track, ...image, version, status: 'RELEASED', releasedAt: iso() });
-      if (!created) throw new ApiError('release_exists', { version });
-      ota.invalidate(track);
-      log.info('firmware released', { class: track.class, product_hex: track.productHex, application: track.application, version, by: res.locals.superUser?.subject });
-      sendJson(res, 201, toManifest(created));
-    }),
-  );
-
-  router.post(
-    '/admin/firmware/:class/:product_hex/:application/:version/revoke',
-    route(async (req, res) => {
-      const track = trackParams(req);
-      const version = parseVersion(req.params.version as string);
-      const revoked = await store.revokeRelease(track, version, iso());
-      if (!revoked) throw new ApiError('release_not_found', { version });
-      ota.invalidate(track);
-      log.warning('firmware revoked', { class: track.class, product_hex: track.productHex, application: track.application, version, by: res.locals.superUser?.subject });
-      sendJson(res, 200, toManifest(revoked));
-    }),
-  );
-
+  router.use(firmwareRoutes({ releases: deps.releases, store, config: deps.config, log, bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs, uploads: deps.uploads }));
+  router.use(auditRoutes(store));
   return router;
 }

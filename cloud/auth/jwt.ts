@@ -2,7 +2,6 @@
 // `Authorization: Bearer <token>`; missing or invalid token 401; not a super user 403. A super user
 // has the configured group in the array claim (default `groups` contains `superuser`).
 import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { RequestHandler } from 'express';
 import type { JwtConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
 
@@ -41,20 +40,6 @@ export function createTokenVerifier(config: JwtConfig): TokenVerifier {
     const groups = payload[config.groupsClaim];
     if (!Array.isArray(groups) || !groups.includes(config.superuserGroup)) throw new ApiError('not_superuser');
     return { subject: payload.sub, claims: payload };
-  };
-}
-
-export function requireSuperUser(verify: TokenVerifier): RequestHandler {
-  return (req, res, next) => {
-    // Already verified for this request (the app checks before reading a body; the routers again).
-    if (res.locals.superUser) return next();
-    verify(req.headers.authorization).then(
-      (user) => {
-        res.locals.superUser = user;
-        next();
-      },
-      next,
-    );
   };
 }
 

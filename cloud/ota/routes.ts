@@ -8,6 +8,17 @@ import type { FunctionLogger } from '../logging.ts';
 import type { OtaService } from './service.ts';
 
 export const OTA_ROUTE = '/ota/:class/:product_hex/:application';
+/** Who is asking (docs/device-inventory.md): optional, unauthenticated, as the check itself. */
+export const DEVICE_UUID_HEADER = 'x-device-uuid';
+
+/** The X-Device-UUID of a request, from rawHeaders (the fast path never builds req.headers); the first one. */
+export function deviceUuidOf(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === DEVICE_UUID_HEADER) return raw[i + 1];
+  }
+  return undefined;
+}
 
 export function otaRoutes(ota: OtaService): Router {
   const router = Router();
@@ -15,7 +26,8 @@ export function otaRoutes(ota: OtaService): Router {
     OTA_ROUTE,
     route(async (req: Request, res) => {
       const cv = req.query.current_version as string | string[] | undefined;
-      const answer = await ota.check(req.params.class as string, req.params.product_hex as string, req.params.application as string, cv);
+      const uuid = req.headers[DEVICE_UUID_HEADER];
+      const answer = await ota.check(req.params.class as string, req.params.product_hex as string, req.params.application as string, cv, typeof uuid === 'string' ? uuid : undefined);
       sendBytes(res, answer.status, answer.body);
     }),
   );
@@ -75,7 +87,8 @@ export function otaFastPath(ota: OtaService, log: FunctionLogger): (req: Incomin
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith('/ota/')) return false;
     // What devices send is the canonical target: one lookup answers it.
-    const canonical = ota.cachedForCanonicalTarget(url);
+    const uuid = deviceUuidOf(req);
+    const canonical = ota.cachedForCanonicalTarget(url, uuid);
     if (canonical) {
       sendBytes(res, canonical.status, canonical.body);
       return true;
@@ -83,12 +96,12 @@ export function otaFastPath(ota: OtaService, log: FunctionLogger): (req: Incomin
     const target = parseOtaTarget(url);
     if (!target) return false;
     const { cls, productHex, application, currentVersion } = target;
-    const cached = ota.cachedAnswer(cls, productHex, application, currentVersion);
+    const cached = ota.cachedAnswer(cls, productHex, application, currentVersion, uuid);
     if (cached) {
       sendBytes(res, cached.status, cached.body);
       return true;
     }
-    ota.check(cls, productHex, application, currentVersion).then(
+    ota.check(cls, productHex, application, currentVersion, uuid).then(
       (answer) => sendBytes(res, answer.status, answer.body),
       (err: unknown) => renderError(res, err, log, { method: 'GET', path: url.split('?', 1)[0]!.slice(0, 256) }),
     );

@@ -4,13 +4,17 @@
 // least recently used out (docs/cloud-limits.md): no request, however junky, grows memory past it.
 // Admin writes on this instance invalidate the cache at once; writes by another instance sharing the
 // store are seen within OTA_CACHE_TTL_MS.
+// A device that says who it is (X-Device-UUID) is answered according to the staged rollouts of its
+// track (docs/staged-rollouts.md), and its check is handed to `onCheck` for the inventory
+// (docs/device-inventory.md); a track without a rollout is answered as before, whoever asks.
 import { ApiError } from '../errors.ts';
 import type { FunctionLogger } from '../logging.ts';
-import type { CloudStore, FirmwareRelease, ReleaseTrack } from '../store/types.ts';
+import type { CloudStore, FirmwareRelease, ReleaseTrack, Rollout } from '../store/types.ts';
 import { toManifest } from './manifest.ts';
-import { selectUpdate } from './select.ts';
+import { reaches, reachesEveryone } from './rollout.ts';
+import { candidateOf, selectUpdate } from './select.ts';
 import { ByteBudgetLru } from './answer-cache.ts';
-import { NAME, parseTrack, parseVersion, PRODUCT_HEX, VERSION } from './validate.ts';
+import { DEVICE_UUID, NAME, parseTrack, parseVersion, PRODUCT_HEX, VERSION } from './validate.ts';
 
 export interface OtaAnswer {
   status: number;
@@ -22,7 +26,10 @@ export interface OtaAnswer {
 
 interface CachedTrack {
   key: string;
+  track: ReleaseTrack;
   releases: FirmwareRelease[];
+  /** The rollouts of the track by version, and the devices of each one's groups. */
+  rollouts: Map<string, { rollout: Rollout; members: Set<string> }>;
   loadedAtMs: number;
 }
 
@@ -30,6 +37,20 @@ interface CachedAnswer {
   /** The track load this answer was computed from; a reloaded or invalidated track makes it stale. */
   track: CachedTrack;
   answer: OtaAnswer;
+  /** current_version, and the version the answer offers (rule 3), for the inventory. */
+  current: string | undefined;
+  offered: string | undefined;
+  /** The candidate is staged: a device its rollout does not reach gets `held` instead. */
+  staged?: { rollout: Rollout; members: Set<string>; held: OtaAnswer };
+}
+
+/** An OTA check seen from a device that named itself, for the inventory (docs/device-inventory.md). */
+export interface OtaCheckSeen {
+  uuid: string;
+  track: ReleaseTrack;
+  version: string;
+  /** The version the answer offered (an upgrade), if any. */
+  offered: string | undefined;
 }
 
 export interface OtaCacheStats {
@@ -80,6 +101,8 @@ export class OtaService {
   private readonly answers: ByteBudgetLru<CachedAnswer>;
   /** Bumped by invalidate(): a load that started before it must not put its releases in the cache. */
   private generation = 0;
+  /** Told of every check that carries a valid X-Device-UUID and a current_version. */
+  onCheck: ((seen: OtaCheckSeen) => void) | undefined;
 
   constructor(
     private readonly store: CloudStore,
@@ -108,37 +131,48 @@ export class OtaService {
    * is still fresh; undefined otherwise (also for invalid input). With DEBUG on, every check is
    * logged, so the shortcut is off.
    */
-  cachedAnswer(cls: string, productHex: string, application: string, currentVersion: string | string[] | undefined): OtaAnswer | undefined {
+  cachedAnswer(cls: string, productHex: string, application: string, currentVersion: string | string[] | undefined, uuid?: string): OtaAnswer | undefined {
     if (this.log.enabled('DEBUG')) return undefined;
     const key = answerKey(cls, productHex, application, currentVersion);
-    return key === undefined ? undefined : this.fresh(key);
+    return key === undefined ? undefined : this.fresh(key, uuid);
   }
 
   /**
    * The same, for a request target already in canonical form (`/ota/c/0x…/a?current_version=v`,
    * product_hex in lower case): one lookup, no parsing. Undefined for any other target.
    */
-  cachedForCanonicalTarget(url: string): OtaAnswer | undefined {
+  cachedForCanonicalTarget(url: string, uuid?: string): OtaAnswer | undefined {
     if (this.log.enabled('DEBUG')) return undefined;
-    return this.fresh(url);
+    return this.fresh(url, uuid);
   }
 
-  private fresh(key: string): OtaAnswer | undefined {
+  private fresh(key: string, uuid: string | undefined): OtaAnswer | undefined {
     const hit = this.answers.get(key);
     if (!hit) return undefined;
     if (!this.isFresh(hit.track)) {
       this.answers.delete(key);
       return undefined;
     }
-    if (hit.answer.revoked) this.logRevoked(hit.answer.revoked);
-    return hit.answer;
+    return this.resolve(hit, uuid);
+  }
+
+  /** The answer for this device: the staged candidate's rollout decides, and the check is reported. */
+  private resolve(hit: CachedAnswer, uuid: string | undefined): OtaAnswer {
+    const valid = uuid !== undefined && DEVICE_UUID.test(uuid) ? uuid : undefined;
+    const held = hit.staged !== undefined && !reaches(hit.staged.rollout, valid, hit.staged.members, this.now());
+    const answer = held ? hit.staged!.held : hit.answer;
+    if (answer.revoked) this.logRevoked(answer.revoked);
+    if (valid !== undefined && hit.current !== undefined && this.onCheck) {
+      this.onCheck({ uuid: valid, track: hit.track.track, version: hit.current, offered: held ? undefined : hit.offered });
+    }
+    return answer;
   }
 
   /**
    * The whole check. Throws ApiError for 400/404/409 answers; the caller renders them.
    * `currentVersion` is the raw query value(s).
    */
-  async check(cls: string, productHex: string, application: string, currentVersion: string | string[] | undefined): Promise<OtaAnswer> {
+  async check(cls: string, productHex: string, application: string, currentVersion: string | string[] | undefined, uuid?: string): Promise<OtaAnswer> {
     const track = parseTrack(cls, productHex, application);
     if (Array.isArray(currentVersion)) {
       throw new ApiError('invalid_version', { field: 'current_version' }, 'current_version must be given once');
@@ -146,16 +180,22 @@ export class OtaService {
     const current = currentVersion === undefined ? undefined : parseVersion(currentVersion, 'current_version');
     const cached = await this.load(track);
     const key = keyOf(cached.key, current);
-    let answer = this.answers.get(key);
-    if (answer?.track !== cached) {
-      answer = { track: cached, answer: this.decide(cached.releases, current, track) };
-      if (this.ttlMs > 0) this.answers.set(key, answer, answer.answer.body.length);
+    let hit = this.answers.get(key);
+    if (hit?.track !== cached) {
+      hit = this.decide(cached, current);
+      if (this.ttlMs > 0) this.answers.set(key, hit, hit.answer.body.length + (hit.staged?.held.body.length ?? 0));
     }
+    const answer = this.resolve(hit, uuid);
     if (this.log.enabled('DEBUG')) {
-      this.log.debug('update check', { track: { class: track.class, product_hex: track.productHex, application: track.application }, current_version: current ?? null, status: answer.answer.status });
+      this.log.debug('update check', { track: { class: track.class, product_hex: track.productHex, application: track.application }, current_version: current ?? null, status: answer.status, ...(uuid ? { uuid: uuid.slice(0, 64) } : {}) });
     }
-    if (answer.answer.revoked) this.logRevoked(answer.answer.revoked);
-    return answer.answer;
+    return answer;
+  }
+
+  /** The track as this instance sees it now: releases and rollouts (the console and the image route read it). */
+  async trackState(track: ReleaseTrack): Promise<{ releases: FirmwareRelease[]; rollouts: Rollout[] }> {
+    const t = await this.load(track);
+    return { releases: t.releases, rollouts: [...t.rollouts.values()].map((r) => r.rollout) };
   }
 
   private isFresh(track: CachedTrack): boolean {
@@ -172,8 +212,13 @@ export class OtaService {
     if (hit && this.now() - hit.loadedAtMs < this.ttlMs) return hit;
     const loadedAtMs = this.now();
     const generation = this.generation;
-    const releases = await this.store.listReleases(track);
-    const entry: CachedTrack = { key, releases, loadedAtMs };
+    const [releases, rollouts] = await Promise.all([this.store.listReleases(track), this.store.listRollouts(track)]);
+    const staged = new Map<string, { rollout: Rollout; members: Set<string> }>();
+    for (const rollout of rollouts) {
+      const members = rollout.groups.length > 0 && rollout.state === 'active' ? await this.store.devicesInGroups(rollout.groups) : new Set<string>();
+      staged.set(rollout.version, { rollout, members });
+    }
+    const entry: CachedTrack = { key, track, releases, rollouts: staged, loadedAtMs };
     if (this.ttlMs > 0 && generation === this.generation) {
       this.tracks.delete(key);
       if (this.tracks.size >= MAX_TRACKS) this.tracks.delete(this.tracks.keys().next().value!);
@@ -182,8 +227,27 @@ export class OtaService {
     return entry;
   }
 
-  private decide(releases: FirmwareRelease[], current: string | undefined, track: ReleaseTrack): OtaAnswer {
-    const d = selectUpdate(releases, current);
+  /** The answer to (track, current_version); when the candidate is staged, the held answer beside it. */
+  private decide(cached: CachedTrack, current: string | undefined): CachedAnswer {
+    const answer = this.answerOf(cached.releases, current, cached.track, false);
+    const out: CachedAnswer = { track: cached, answer: answer.answer, current, offered: answer.offered };
+    const candidate = current === undefined ? undefined : candidateOf(cached.releases, current);
+    const staged = candidate ? cached.rollouts.get(candidate.version) : undefined;
+    // A rollout at 100 % is no rollout: the answer is the spec's for everyone (until it is changed,
+    // which invalidates the track). Below that, the held answer is kept beside the offer.
+    if (staged && !reachesEveryone(staged.rollout, this.now())) {
+      out.staged = { ...staged, held: this.answerOf(cached.releases, current, cached.track, true).answer };
+    }
+    return out;
+  }
+
+  private answerOf(releases: FirmwareRelease[], current: string | undefined, track: ReleaseTrack, held: boolean): { answer: OtaAnswer; offered?: string } {
+    const d = selectUpdate(releases, current, held);
+    if (d.kind === 'next') return { answer: json(200, toManifest(d.release)), offered: d.release.version };
+    return { answer: this.renderDecision(d, current, track) };
+  }
+
+  private renderDecision(d: ReturnType<typeof selectUpdate>, current: string | undefined, track: ReleaseTrack): OtaAnswer {
     switch (d.kind) {
       case 'list':
         return json(200, { versions: d.releases.map(toManifest) });

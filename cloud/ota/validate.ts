@@ -1,12 +1,14 @@
 // Path and query checks shared by the OTA check and the admin firmware routes, from the declared
 // shapes (cloud/schema/api.ts). The fast path's regular expressions are the same patterns.
-import { Name, NewReleaseParams, ProductHex, TrackParams, Version } from '../schema/api.ts';
+import { DEVICE_UUID_PATTERN, Name, NewReleaseParams, ProductHex, TrackParams, Version } from '../schema/api.ts';
 import { checked, checker, refusal } from '../schema/request.ts';
 import type { ReleaseTrack } from '../store/types.ts';
 
 export const PRODUCT_HEX = new RegExp(ProductHex.pattern!);
 export const VERSION = new RegExp(Version.pattern!);
 export const NAME = new RegExp(Name.pattern!);
+/** A device UUID as enrolment takes it; an OTA check's X-Device-UUID is used only when it fits. */
+export const DEVICE_UUID = new RegExp(DEVICE_UUID_PATTERN);
 
 const checkTrack = checker(TrackParams);
 const checkVersion = checker(Version);

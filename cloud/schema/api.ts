@@ -2,6 +2,7 @@
 // TypeScript types (Static<…>) and GET /openapi.json all come from these. Catalog codes stay in
 // cloud/errors.ts; a parameter only names which one a bad value gets (x-error-code).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { CHIPS } from '../../firmware/image/chips.ts';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.ts';
 import { LOG_LEVELS } from '../functions.ts';
 import { anyCase, ERROR_CODE, EXPECTED } from './validator.ts';
@@ -86,6 +87,86 @@ export const DeviceSignatureHeaders = Type.Object(
 export const EtagHeader = Type.String({ description: 'Plaintext SHA-256 hex, quoted or bare; stored as metadata' });
 export const IfNoneMatchHeader = Type.String({ description: 'ETags, quoted or bare, or *; with ETag on POST: equal to the stored ETag gives 304' });
 
+// ---- fleet operations: images, rollouts, groups, inventory, audit (issue 21) -------------------------
+export const Sha256Hex = Type.String({ pattern: '^[0-9a-fA-F]{64}$', [EXPECTED]: '64 hexadecimal digits' });
+/** Free text an operator gives a device; shown as text, never as markup (docs/operator-console.md). */
+export const Label = Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'Free text, at most 200 characters, no control characters', [EXPECTED]: 'at most 200 characters without control characters', ...code('invalid_body') });
+export const GroupName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$', [EXPECTED]: '1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or a digit', ...code('invalid_device_groups') });
+export const ChipName = Type.Unsafe<keyof typeof CHIPS>({ type: 'string', enum: Object.keys(CHIPS), description: 'The chip the image is for (default esp32s3)', [EXPECTED]: Object.keys(CHIPS).join(', ') });
+/** esp_app_desc_t.project_name holds 31 characters. */
+export const ProjectName = Type.String({ pattern: '^[A-Za-z0-9._-]{1,31}$', description: "The project the image's app descriptor must name", [EXPECTED]: '1 to 31 of A-Z a-z 0-9 . _ -' });
+const Digits = (max: number, description: string) => Type.String({ pattern: `^\\d{1,${max}}$`, description, [EXPECTED]: 'a whole number' });
+/** Query parameters of an image upload: what to check the image against, and its rollout. */
+export const ImageReleaseQuery = Type.Object(
+  {
+    chip: Type.Optional(ChipName),
+    project: Type.Optional(ProjectName),
+    sha256: Type.Optional({ ...Sha256Hex, description: 'The SHA-256 the uploader computed: the upload must hash to it' }),
+    rollout_percent: Type.Optional(Digits(3, 'Start a staged rollout at this percentage (0 to 100)')),
+    rollout_groups: Type.Optional(Type.String({ maxLength: 2200, description: 'Device groups the rollout reaches, comma-separated' })),
+    rollout_step_percent: Type.Optional(Digits(3, 'Raise the rollout by this much…')),
+    rollout_step_every_seconds: Type.Optional(Digits(9, '…every so many seconds')),
+    rollout_error_threshold_percent: Type.Optional(Digits(3, 'Pause when failed installs reach this share of the outcomes (default 20)')),
+    rollout_min_reports: Type.Optional(Digits(7, '…once at least this many outcomes are in (default 5)')),
+  },
+  { additionalProperties: false, ...code('invalid_query') },
+);
+const Percent = Type.Integer({ minimum: 0, maximum: 100, [EXPECTED]: 'a whole number from 0 to 100' });
+export const RolloutBody = Type.Object(
+  {
+    percent: Type.Optional({ ...Percent, description: 'Devices whose stable bucket (from the UUID) is below this percentage are reached' }),
+    groups: Type.Optional(Type.Array({ ...GroupName, ...code('invalid_rollout') }, { maxItems: 32, uniqueItems: true, description: 'Devices in any of these groups are reached' })),
+    step_percent: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 100 }), Type.Null()], { description: 'The schedule: this much more…', [EXPECTED]: 'a whole number from 1 to 100, or null' })),
+    step_every_seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 31_536_000 }), Type.Null()], { description: '…every so many seconds (null: raised by hand only)', [EXPECTED]: 'a whole number of seconds from 1 to 31536000, or null' })),
+    error_threshold_percent: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Pause when failed installs reach this share of the reported outcomes', [EXPECTED]: 'a whole number from 1 to 100' })),
+    min_reports: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: '…once at least this many outcomes are in', [EXPECTED]: 'a whole number from 1 to 1000000' })),
+  },
+  { title: 'RolloutSettings', additionalProperties: false, ...code('invalid_rollout') },
+);
+export const DeviceGroupsBody = Type.Object(
+  { groups: Type.Array(GroupName, { maxItems: 32, uniqueItems: true }) },
+  { title: 'DeviceGroups', additionalProperties: false, ...code('invalid_device_groups') },
+);
+const IsoSince = Type.String({ format: 'date-time', [EXPECTED]: 'an ISO 8601 timestamp such as 2026-11-21T12:00:00Z' });
+export const InventoryQuery = Type.Object(
+  {
+    class: Type.Optional({ ...Name, description: 'Last checked on this class', ...code('invalid_query') }),
+    product_hex: Type.Optional({ ...ProductHex, ...code('invalid_query') }),
+    application: Type.Optional({ ...Name, ...code('invalid_query') }),
+    version: Type.Optional({ ...Version, description: 'Reported this version at its last check', ...code('invalid_query') }),
+    not_seen_since: Type.Optional({ ...IsoSince, description: 'No OTA check since then (or never)' }),
+    not_seen_days: Type.Optional(Digits(5, 'No OTA check for this many days (or never)')),
+    no_backup_since: Type.Optional({ ...IsoSince, description: 'No backup since then (or none)' }),
+    no_backup_days: Type.Optional(Digits(5, 'No backup for this many days (or none)')),
+    search: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A part of the UUID or label, any case' })),
+    group: Type.Optional(GroupName),
+    after: Type.Optional({ ...DeviceUuid, description: 'The next page: UUIDs after this one (next_after of the previous page)', ...code('invalid_query') }),
+    limit: Type.Optional(Digits(5, 'At most this many devices (1 to 10000, default 1000)')),
+  },
+  { additionalProperties: false, ...code('invalid_query') },
+);
+export const AuditQuery = Type.Object(
+  {
+    limit: Type.Optional(Digits(4, 'At most this many entries (1 to 1000, default 100)')),
+    before: Type.Optional(Digits(15, 'The next page: entries older than this id (next_before of the previous page)')),
+  },
+  { additionalProperties: false, ...code('invalid_query') },
+);
+export const ConsoleLogin = Type.Object({ token: Type.String({ minLength: 1, maxLength: 8192, writeOnly: true, description: 'A super-user JWT' }) }, { title: 'ConsoleLogin', additionalProperties: false, ...code('invalid_body') });
+export const RangeHeaders = Type.Object({
+  range: Type.Optional(Type.String({ description: 'One byte range (bytes=first-last, first- or -suffix): 206; outside the image: 416; several ranges: the whole image' })),
+  'if-range': Type.Optional(Type.String({ description: 'The ETag (or Last-Modified) the client holds: the range is served only while the image is that one' })),
+  'if-none-match': Type.Optional(Type.String({ description: 'The ETag the client holds: 304' })),
+});
+export const OtaHeaders = Type.Object({
+  'x-device-uuid': Type.Optional(
+    Type.String({
+      description: 'The device asking (optional, unauthenticated): staged rollouts and the inventory use it when it fits the pattern (docs/device-inventory.md)',
+      allOf: [Type.String({ pattern: DEVICE_UUID_PATTERN })],
+    }),
+  ),
+});
+
 // ---- request bodies ----------------------------------------------------------------------------
 export const ImageMetadata = Type.Object(
   {
@@ -94,13 +175,17 @@ export const ImageMetadata = Type.Object(
     url: Type.Optional(Type.String({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\u0000-\\u0020\\u007f]+$', format: 'uri', [EXPECTED]: 'an http or https URL' })),
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [EXPECTED]: 'a positive whole number of bytes' })),
     sha256: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', [EXPECTED]: '64 hexadecimal digits' })),
+    rollout: Type.Optional(RolloutBody),
   },
-  { title: 'ImageMetadata', additionalProperties: false, ...code('invalid_release_metadata'), [EXPECTED]: '{"url"?, "size"?, "sha256"?}' },
+  { title: 'ImageMetadata', additionalProperties: false, ...code('invalid_release_metadata'), [EXPECTED]: '{"url"?, "size"?, "sha256"?, "rollout"?}' },
 );
 export type ImageMetadataBody = Static<typeof ImageMetadata>;
 
 export const EnrollBody = Type.Object(
-  { public_key: Type.String({ maxLength: 4096, description: 'PEM SPKI, ECDSA P-256' }) },
+  {
+    public_key: Type.String({ maxLength: 4096, description: 'PEM SPKI, ECDSA P-256' }),
+    label: Type.Optional(Label),
+  },
   { ...code('invalid_public_key') },
 );
 
@@ -157,17 +242,87 @@ export const FunctionConfig = Type.Object(
   { title: 'FunctionConfig', additionalProperties: false },
 );
 export const FunctionConfigList = Type.Object({ functions: Type.Array(FunctionConfig) }, { title: 'FunctionConfigList', additionalProperties: false });
+const TrackFields = { class: Type.String(), product_hex: Type.String(), application: Type.String() };
 export const Device = Type.Object(
   {
     uuid: Type.String(),
     public_key: Type.String(),
     enrolled_at: DateTime,
     updated_at: DateTime,
+    label: Type.Optional(Type.String()),
+    groups: Type.Optional(Type.Array(Type.String())),
+    last_check: Type.Optional(Nullable(Type.Object({ at: DateTime, version: Type.String(), ...TrackFields }, { additionalProperties: false }))),
+    offer: Type.Optional(Nullable(Type.Object({ version: Type.String(), from_version: Type.String(), at: DateTime }, { additionalProperties: false }))),
     backup: Type.Optional(Nullable(Type.Object({ size: Type.Integer(), etag: Nullable(Type.String()), last_backup_date: DateTime }, { additionalProperties: false }))),
   },
   { title: 'Device', additionalProperties: false },
 );
-export const DeviceList = Type.Object({ devices: Type.Array(Device) }, { title: 'DeviceList', additionalProperties: false });
+export const DeviceList = Type.Object(
+  { devices: Type.Array(Device), next_after: Nullable(Type.String({ description: 'Pass as after= for the next page; null on the last one' })) },
+  { title: 'DeviceList', additionalProperties: false },
+);
+const Outcomes = Type.Object({ pending: Type.Integer(), succeeded: Type.Integer(), failed: Type.Integer() }, { additionalProperties: false });
+export const Rollout = Type.Object(
+  {
+    ...TrackFields,
+    version: Type.String(),
+    state: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
+    percent: Type.Integer(),
+    effective_percent: Type.Integer({ description: 'The percentage with the schedule applied, now' }),
+    groups: Type.Array(Type.String()),
+    step_percent: Nullable(Type.Integer()),
+    step_every_seconds: Nullable(Type.Integer()),
+    error_threshold_percent: Type.Integer(),
+    min_reports: Type.Integer(),
+    paused_reason: Nullable(Type.String()),
+    created_at: DateTime,
+    updated_at: DateTime,
+    outcomes: Outcomes,
+  },
+  { title: 'Rollout', additionalProperties: false },
+);
+export const Release = Type.Object(
+  {
+    ...Manifest.properties,
+    hosted: Type.Boolean({ description: 'The cloud hosts the image (GET /images/…)' }),
+    chip: Type.Optional(Type.String()),
+    project: Type.Optional(Type.String()),
+    rollout: Nullable(Rollout),
+    outcomes: Outcomes,
+  },
+  { title: 'Release', additionalProperties: false },
+);
+export const ReleaseList = Type.Object({ versions: Type.Array(Release) }, { title: 'ReleaseList', additionalProperties: false });
+export const TrackList = Type.Object(
+  { tracks: Type.Array(Type.Object({ ...TrackFields, released: Type.Integer(), revoked: Type.Integer(), latest: Nullable(Type.String()) }, { additionalProperties: false })) },
+  { title: 'TrackList', additionalProperties: false },
+);
+export const AuditList = Type.Object(
+  {
+    entries: Type.Array(
+      Type.Object(
+        {
+          id: Type.Integer(),
+          at: DateTime,
+          actor: Type.String(),
+          via: Type.Union([Type.Literal('api'), Type.Literal('console'), Type.Literal('system')]),
+          action: Type.String(),
+          method: Type.String(),
+          path: Type.String(),
+          status: Type.Integer(),
+          details: Nullable(Type.Object({}, { additionalProperties: true })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    next_before: Nullable(Type.Integer()),
+  },
+  { title: 'AuditList', additionalProperties: false },
+);
+export const ConsoleSession = Type.Object(
+  { subject: Nullable(Type.String()), expires_at: DateTime, csrf_token: Type.String({ description: 'Send as X-CSRF-Token on every console request that changes something' }) },
+  { title: 'ConsoleSession', additionalProperties: false },
+);
 export const Health = Type.Object(
   {
     status: Type.Literal('ok'),
@@ -192,4 +347,13 @@ export const COMPONENTS = {
   Device,
   DeviceList,
   Health,
+  RolloutSettings: RolloutBody,
+  DeviceGroups: DeviceGroupsBody,
+  Rollout,
+  Release,
+  ReleaseList,
+  TrackList,
+  AuditList,
+  ConsoleLogin,
+  ConsoleSession,
 } as const;

@@ -40,6 +40,7 @@ export function responseViolation(method: string, url: string, status: number, h
   if (method === 'HEAD') return undefined;
   const type = String(headers['content-type'] ?? '');
   if (spec.binary) return type === 'application/octet-stream' ? undefined : `${what}: expected application/octet-stream, got ${JSON.stringify(type)}`;
+  if (spec.media) return type.startsWith(spec.media) ? undefined : `${what}: expected ${spec.media}, got ${JSON.stringify(type)}`;
   if (!spec.schema) return body.length === 0 ? undefined : `${what}: declared without a body, got ${body.length} bytes`;
   if (!type.startsWith('application/json')) return `${what}: expected application/json, got ${JSON.stringify(type)}`;
   let value: unknown;

@@ -3,7 +3,9 @@
 // advisory lock; the nonce replay cache is one upsert.
 import pg from 'pg';
 import { deploymentFromRow as deployment, deviceFromRow as device, releaseFromRow as release, type DeploymentRow, type ReleaseRow } from './rows.ts';
+import { PostgresFleetTables } from './postgres-fleet.ts';
 import type {
+  AuditEntry,
   BackupMeta,
   CloudStore,
   ConfigVersion,
@@ -13,8 +15,17 @@ import type {
   DeviceRecord,
   FirmwareRelease,
   FunctionConfigState,
+  HostedImage,
+  InventoryFilter,
+  InventoryRecord,
+  OtaCheckState,
+  OtaCheckWrite,
+  OutcomeCounts,
   ReleaseTrack,
+  Rollout,
+  RolloutState,
   StoredBackup,
+  TrackSummary,
 } from './types.ts';
 
 /** Applied in order, each in a transaction; `schema_migrations` records how far. */
@@ -32,6 +43,35 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
      PRIMARY KEY (function_name, version));
    CREATE TABLE appconfig_deployments (function_name TEXT PRIMARY KEY, version INTEGER NOT NULL, configuration TEXT NOT NULL,
      started_at_ms BIGINT NOT NULL, ends_at_ms BIGINT NOT NULL);`,
+  // Fleet operations (issue 21), as SQLite's migration 2: hosted images, staged rollouts and their
+  // outcomes, the device inventory and groups, the audit log (cloud/store/fleet-rows.ts).
+  `ALTER TABLE firmware_releases ADD COLUMN hosted BOOLEAN NOT NULL DEFAULT false, ADD COLUMN chip TEXT, ADD COLUMN project TEXT;
+   ALTER TABLE devices ADD COLUMN label TEXT;
+   CREATE TABLE firmware_images (class TEXT NOT NULL, product_hex TEXT NOT NULL, application TEXT NOT NULL, version TEXT NOT NULL,
+     sha256 TEXT NOT NULL, size INTEGER NOT NULL, bytes BYTEA NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version),
+     FOREIGN KEY (class, product_hex, application, version) REFERENCES firmware_releases ON DELETE CASCADE);
+   ALTER TABLE firmware_images ALTER COLUMN bytes SET STORAGE EXTERNAL;
+   CREATE TABLE rollouts (class TEXT NOT NULL, product_hex TEXT NOT NULL, application TEXT NOT NULL, version TEXT NOT NULL,
+     percent INTEGER NOT NULL, groups TEXT NOT NULL, state TEXT NOT NULL CHECK (state IN ('active', 'paused')),
+     step_percent INTEGER, step_every_seconds INTEGER, error_threshold_percent INTEGER NOT NULL, min_reports INTEGER NOT NULL,
+     anchor_at_ms BIGINT NOT NULL, paused_reason TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version),
+     FOREIGN KEY (class, product_hex, application, version) REFERENCES firmware_releases ON DELETE CASCADE);
+   CREATE TABLE rollout_outcomes (class TEXT NOT NULL, product_hex TEXT NOT NULL, application TEXT NOT NULL, version TEXT NOT NULL,
+     uuid TEXT NOT NULL, outcome TEXT NOT NULL CHECK (outcome IN ('pending', 'succeeded', 'failed')), from_version TEXT NOT NULL,
+     offered_at TEXT NOT NULL, settled_at TEXT, attempts INTEGER NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version, uuid));
+   CREATE TABLE device_inventory (uuid TEXT PRIMARY KEY REFERENCES devices (uuid) ON DELETE CASCADE,
+     last_check_at TEXT NOT NULL, last_check_version TEXT NOT NULL, last_check_class TEXT NOT NULL,
+     last_check_product_hex TEXT NOT NULL, last_check_application TEXT NOT NULL,
+     offered_version TEXT, offered_from TEXT, offered_at TEXT);
+   CREATE INDEX device_inventory_last_check ON device_inventory (last_check_at);
+   CREATE TABLE device_groups (uuid TEXT NOT NULL REFERENCES devices (uuid) ON DELETE CASCADE, group_name TEXT NOT NULL,
+     PRIMARY KEY (uuid, group_name));
+   CREATE INDEX device_groups_name ON device_groups (group_name, uuid);
+   CREATE TABLE audit_log (id BIGSERIAL PRIMARY KEY, at TEXT NOT NULL, actor TEXT NOT NULL, via TEXT NOT NULL, action TEXT NOT NULL,
+     method TEXT NOT NULL, path TEXT NOT NULL, status INTEGER NOT NULL, details TEXT);`,
 ];
 
 const NONCE_PURGE_EVERY = 256;
@@ -41,8 +81,11 @@ const MIGRATION_LOCK = 0x464c4545; // "FLEE"
 export class PostgresStore implements CloudStore {
   readonly kind = 'postgres' as const;
   private noncesSincePurge = 0;
+  private readonly fleet: PostgresFleetTables;
 
-  private constructor(private readonly pool: pg.Pool) {}
+  private constructor(private readonly pool: pg.Pool) {
+    this.fleet = new PostgresFleetTables(pool, (fn) => this.tx(fn));
+  }
 
   /** Connects, and migrates the schema (one instance at a time, under an advisory lock). */
   static async connect(url: string): Promise<PostgresStore> {
@@ -101,13 +144,74 @@ export class PostgresStore implements CloudStore {
     return rows.map(release);
   }
 
-  async createRelease(r: FirmwareRelease): Promise<FirmwareRelease | null> {
-    const { rows } = await this.pool.query<ReleaseRow>(
-      `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING RETURNING *`,
-      [r.class, r.productHex, r.application, r.version, r.status, r.releasedAt, r.revokedAt ?? null, r.url ?? null, r.size ?? null, r.sha256 ?? null],
-    );
-    return rows[0] ? release(rows[0]) : null;
+  async listTracks(): Promise<TrackSummary[]> {
+    return this.fleet.listTracks();
+  }
+
+  async createRelease(r: FirmwareRelease, extras: { image?: Buffer; rollout?: Rollout } = {}): Promise<FirmwareRelease | null> {
+    return this.tx(async (c) => {
+      const { rows } = await c.query<ReleaseRow>(
+        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256, hosted, chip, project)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING RETURNING *`,
+        [r.class, r.productHex, r.application, r.version, r.status, r.releasedAt, r.revokedAt ?? null, r.url ?? null, r.size ?? null, r.sha256 ?? null, extras.image !== undefined, r.chip ?? null, r.project ?? null],
+      );
+      if (!rows[0]) return null;
+      if (extras.image) await this.fleet.insertImage(c, r, r.version, extras.image, r.sha256!);
+      if (extras.rollout) await this.fleet.insertRollout(c, extras.rollout);
+      return release(rows[0]);
+    });
+  }
+
+  getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null> {
+    return this.fleet.getImage(track, version);
+  }
+
+  listRollouts(track?: ReleaseTrack): Promise<Rollout[]> {
+    return this.fleet.listRollouts(track);
+  }
+
+  putRollout(rollout: Rollout): Promise<Rollout | null> {
+    return this.fleet.putRollout(rollout);
+  }
+
+  updateRollout(track: ReleaseTrack, version: string, change: Parameters<CloudStore['updateRollout']>[2], from?: RolloutState): Promise<Rollout | null> {
+    return this.fleet.updateRollout(track, version, change, from);
+  }
+
+  deleteRollout(track: ReleaseTrack, version: string): Promise<boolean> {
+    return this.fleet.deleteRollout(track, version);
+  }
+
+  outcomeCounts(track: ReleaseTrack, version: string): Promise<OutcomeCounts> {
+    return this.fleet.outcomeCounts(track, version);
+  }
+
+  setDeviceGroups(uuid: string, groups: string[]): Promise<boolean> {
+    return this.fleet.setDeviceGroups(uuid, groups);
+  }
+
+  devicesInGroups(groups: string[]): Promise<Set<string>> {
+    return this.fleet.devicesInGroups(groups);
+  }
+
+  getOtaCheckStates(uuids: string[]): Promise<Map<string, OtaCheckState>> {
+    return this.fleet.getOtaCheckStates(uuids);
+  }
+
+  recordOtaChecks(writes: OtaCheckWrite[]): Promise<void> {
+    return this.fleet.recordOtaChecks(writes);
+  }
+
+  listInventory(filter: InventoryFilter): Promise<InventoryRecord[]> {
+    return this.fleet.listInventory(filter);
+  }
+
+  appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void> {
+    return this.fleet.appendAudit(entry);
+  }
+
+  listAudit(o: { limit: number; beforeId?: number }): Promise<AuditEntry[]> {
+    return this.fleet.listAudit(o);
   }
 
   async revokeRelease(t: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null> {
@@ -129,12 +233,13 @@ export class PostgresStore implements CloudStore {
     return rows.map(device);
   }
 
-  async putDevice(uuid: string, publicKeyPem: string, at: string): Promise<{ device: DeviceRecord; created: boolean }> {
+  async putDevice(uuid: string, publicKeyPem: string, at: string, label?: string): Promise<{ device: DeviceRecord; created: boolean }> {
     const { rows } = await this.pool.query(
-      `INSERT INTO devices (uuid, public_key_pem, enrolled_at, updated_at) VALUES ($1, $2, $3, $3)
-       ON CONFLICT (uuid) DO UPDATE SET public_key_pem = EXCLUDED.public_key_pem, updated_at = EXCLUDED.updated_at
+      `INSERT INTO devices (uuid, public_key_pem, enrolled_at, updated_at, label) VALUES ($1, $2, $3, $3, $4)
+       ON CONFLICT (uuid) DO UPDATE SET public_key_pem = EXCLUDED.public_key_pem, updated_at = EXCLUDED.updated_at,
+         label = COALESCE(EXCLUDED.label, devices.label)
        RETURNING *, (xmax = 0) AS created`,
-      [uuid, publicKeyPem, at],
+      [uuid, publicKeyPem, at, label ?? null],
     );
     return { device: device(rows[0]), created: rows[0].created as boolean };
   }

@@ -13,6 +13,9 @@ export interface ReleaseRow {
   url: string | null;
   size: number | string | null;
   sha256: string | null;
+  hosted?: number | boolean | null;
+  chip?: string | null;
+  project?: string | null;
 }
 
 export interface DeploymentRow {
@@ -28,6 +31,7 @@ export interface DeviceRow {
   public_key_pem: string;
   enrolled_at: string;
   updated_at: string;
+  label?: string | null;
 }
 
 export function releaseFromRow(r: ReleaseRow): FirmwareRelease {
@@ -36,6 +40,9 @@ export function releaseFromRow(r: ReleaseRow): FirmwareRelease {
   if (r.url !== null) out.url = r.url;
   if (r.size !== null) out.size = Number(r.size);
   if (r.sha256 !== null) out.sha256 = r.sha256;
+  if (r.hosted) out.hosted = true;
+  if (r.chip) out.chip = r.chip;
+  if (r.project) out.project = r.project;
   return out;
 }
 
@@ -49,5 +56,7 @@ export function deploymentFromRow(r: DeploymentRow): Deployment {
 }
 
 export function deviceFromRow(r: DeviceRow): DeviceRecord {
-  return { uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at };
+  const d: DeviceRecord = { uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at };
+  if (r.label) d.label = r.label;
+  return d;
 }

@@ -5,7 +5,9 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { deploymentFromRow, deviceFromRow, releaseFromRow, type DeploymentRow, type DeviceRow, type ReleaseRow } from './rows.ts';
+import { SqliteFleetTables } from './sqlite-fleet.ts';
 import type {
+  AuditEntry,
   BackupMeta,
   CloudStore,
   ConfigVersion,
@@ -15,8 +17,17 @@ import type {
   DeviceRecord,
   FirmwareRelease,
   FunctionConfigState,
+  HostedImage,
+  InventoryFilter,
+  InventoryRecord,
+  OtaCheckState,
+  OtaCheckWrite,
+  OutcomeCounts,
   ReleaseTrack,
+  Rollout,
+  RolloutState,
   StoredBackup,
+  TrackSummary,
 } from './types.ts';
 
 /** Each entry runs once, in order, inside a transaction; `PRAGMA user_version` records how far. */
@@ -67,6 +78,84 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      configuration TEXT NOT NULL,
      started_at_ms INTEGER NOT NULL,
      ends_at_ms INTEGER NOT NULL
+   );`,
+  // Fleet operations (issue 21): hosted images, staged rollouts and their outcomes, the device
+  // inventory and groups, the audit log (cloud/store/fleet-rows.ts).
+  `ALTER TABLE firmware_releases ADD COLUMN hosted INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE firmware_releases ADD COLUMN chip TEXT;
+   ALTER TABLE firmware_releases ADD COLUMN project TEXT;
+   ALTER TABLE devices ADD COLUMN label TEXT;
+   CREATE TABLE firmware_images (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     version TEXT NOT NULL,
+     sha256 TEXT NOT NULL,
+     size INTEGER NOT NULL,
+     bytes BLOB NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version),
+     FOREIGN KEY (class, product_hex, application, version) REFERENCES firmware_releases ON DELETE CASCADE
+   ) WITHOUT ROWID;
+   CREATE TABLE rollouts (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     version TEXT NOT NULL,
+     percent INTEGER NOT NULL,
+     groups TEXT NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('active', 'paused')),
+     step_percent INTEGER,
+     step_every_seconds INTEGER,
+     error_threshold_percent INTEGER NOT NULL,
+     min_reports INTEGER NOT NULL,
+     anchor_at_ms INTEGER NOT NULL,
+     paused_reason TEXT,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version),
+     FOREIGN KEY (class, product_hex, application, version) REFERENCES firmware_releases ON DELETE CASCADE
+   ) WITHOUT ROWID;
+   CREATE TABLE rollout_outcomes (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     version TEXT NOT NULL,
+     uuid TEXT NOT NULL,
+     outcome TEXT NOT NULL CHECK (outcome IN ('pending', 'succeeded', 'failed')),
+     from_version TEXT NOT NULL,
+     offered_at TEXT NOT NULL,
+     settled_at TEXT,
+     attempts INTEGER NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version, uuid)
+   ) WITHOUT ROWID;
+   CREATE TABLE device_inventory (
+     uuid TEXT PRIMARY KEY REFERENCES devices (uuid) ON DELETE CASCADE,
+     last_check_at TEXT NOT NULL,
+     last_check_version TEXT NOT NULL,
+     last_check_class TEXT NOT NULL,
+     last_check_product_hex TEXT NOT NULL,
+     last_check_application TEXT NOT NULL,
+     offered_version TEXT,
+     offered_from TEXT,
+     offered_at TEXT
+   );
+   CREATE INDEX device_inventory_last_check ON device_inventory (last_check_at);
+   CREATE TABLE device_groups (
+     uuid TEXT NOT NULL REFERENCES devices (uuid) ON DELETE CASCADE,
+     group_name TEXT NOT NULL,
+     PRIMARY KEY (uuid, group_name)
+   ) WITHOUT ROWID;
+   CREATE INDEX device_groups_name ON device_groups (group_name, uuid);
+   CREATE TABLE audit_log (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at TEXT NOT NULL,
+     actor TEXT NOT NULL,
+     via TEXT NOT NULL,
+     action TEXT NOT NULL,
+     method TEXT NOT NULL,
+     path TEXT NOT NULL,
+     status INTEGER NOT NULL,
+     details TEXT
    );`,
 ];
 
@@ -191,6 +280,7 @@ export class SqliteStore implements CloudStore {
   private readonly db: Database.Database;
   private noncesSincePurge = 0;
   private readonly stmts;
+  private readonly fleet: SqliteFleetTables;
   private checkpointer: Worker | undefined;
   private writer: Worker | undefined;
   private readonly pending = new Map<number, PendingWrite>();
@@ -217,8 +307,8 @@ export class SqliteStore implements CloudStore {
         `SELECT * FROM firmware_releases WHERE class = ? AND product_hex = ? AND application = ? AND version = ?`,
       ),
       insertRelease: db.prepare(
-        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256)
-         VALUES (@class, @product_hex, @application, @version, @status, @released_at, @revoked_at, @url, @size, @sha256)
+        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256, hosted, chip, project)
+         VALUES (@class, @product_hex, @application, @version, @status, @released_at, @revoked_at, @url, @size, @sha256, @hosted, @chip, @project)
          ON CONFLICT DO NOTHING`,
       ),
       revokeRelease: db.prepare(
@@ -232,9 +322,9 @@ export class SqliteStore implements CloudStore {
         `SELECT * FROM devices ORDER BY uuid`,
       ),
       insertDevice: db.prepare(
-        `INSERT INTO devices (uuid, public_key_pem, enrolled_at, updated_at) VALUES (?, ?, ?, ?)`,
+        `INSERT INTO devices (uuid, public_key_pem, enrolled_at, updated_at, label) VALUES (?, ?, ?, ?, ?)`,
       ),
-      updateDevice: db.prepare(`UPDATE devices SET public_key_pem = ?, updated_at = ? WHERE uuid = ?`),
+      updateDevice: db.prepare(`UPDATE devices SET public_key_pem = ?, updated_at = ?, label = COALESCE(?, label) WHERE uuid = ?`),
       deleteDevice: db.prepare(`DELETE FROM devices WHERE uuid = ?`),
       deleteDeviceNonces: db.prepare(`DELETE FROM device_nonces WHERE uuid = ?`),
       recordNonce: db.prepare(RECORD_NONCE_SQL),
@@ -269,6 +359,7 @@ export class SqliteStore implements CloudStore {
       deleteDeployment: db.prepare(`DELETE FROM appconfig_deployments WHERE function_name = ?`),
       ping: db.prepare(`SELECT 1`),
     };
+    this.fleet = new SqliteFleetTables(db);
   }
 
   private startCheckpointer(path: string): void {
@@ -371,22 +462,85 @@ export class SqliteStore implements CloudStore {
     return this.stmts.listReleases.all(track.class, track.productHex, track.application).map(releaseFromRow);
   }
 
-  async createRelease(r: FirmwareRelease): Promise<FirmwareRelease | null> {
-    const info = this.stmts.insertRelease.run({
-      class: r.class,
-      product_hex: r.productHex,
-      application: r.application,
-      version: r.version,
-      status: r.status,
-      released_at: r.releasedAt,
-      revoked_at: r.revokedAt ?? null,
-      url: r.url ?? null,
-      size: r.size ?? null,
-      sha256: r.sha256 ?? null,
-    });
-    if (info.changes === 0) return null;
-    const row = this.stmts.getRelease.get(r.class, r.productHex, r.application, r.version);
-    return row ? releaseFromRow(row) : null;
+  async listTracks(): Promise<TrackSummary[]> {
+    return this.fleet.listTracks();
+  }
+
+  async createRelease(r: FirmwareRelease, extras: { image?: Buffer; rollout?: Rollout } = {}): Promise<FirmwareRelease | null> {
+    return this.db.transaction(() => {
+      const info = this.stmts.insertRelease.run({
+        class: r.class,
+        product_hex: r.productHex,
+        application: r.application,
+        version: r.version,
+        status: r.status,
+        released_at: r.releasedAt,
+        revoked_at: r.revokedAt ?? null,
+        url: r.url ?? null,
+        size: r.size ?? null,
+        sha256: r.sha256 ?? null,
+        hosted: extras.image ? 1 : 0,
+        chip: r.chip ?? null,
+        project: r.project ?? null,
+      });
+      if (info.changes === 0) return null;
+      if (extras.image) this.fleet.insertImage(r, r.version, extras.image, r.sha256!);
+      if (extras.rollout) this.fleet.insertRollout(extras.rollout);
+      const row = this.stmts.getRelease.get(r.class, r.productHex, r.application, r.version);
+      return row ? releaseFromRow(row) : null;
+    }).immediate();
+  }
+
+  async getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null> {
+    return this.fleet.getImage(track, version);
+  }
+
+  async listRollouts(track?: ReleaseTrack): Promise<Rollout[]> {
+    return this.fleet.listRollouts(track);
+  }
+
+  async putRollout(rollout: Rollout): Promise<Rollout | null> {
+    return this.fleet.putRollout(rollout);
+  }
+
+  async updateRollout(track: ReleaseTrack, version: string, change: Parameters<CloudStore['updateRollout']>[2], from?: RolloutState): Promise<Rollout | null> {
+    return this.fleet.updateRollout(track, version, change, from);
+  }
+
+  async deleteRollout(track: ReleaseTrack, version: string): Promise<boolean> {
+    return this.fleet.deleteRollout(track, version);
+  }
+
+  async outcomeCounts(track: ReleaseTrack, version: string): Promise<OutcomeCounts> {
+    return this.fleet.outcomeCounts(track, version);
+  }
+
+  async setDeviceGroups(uuid: string, groups: string[]): Promise<boolean> {
+    return this.fleet.setDeviceGroups(uuid, groups);
+  }
+
+  async devicesInGroups(groups: string[]): Promise<Set<string>> {
+    return this.fleet.devicesInGroups(groups);
+  }
+
+  async getOtaCheckStates(uuids: string[]): Promise<Map<string, OtaCheckState>> {
+    return this.fleet.getOtaCheckStates(uuids);
+  }
+
+  async recordOtaChecks(writes: OtaCheckWrite[]): Promise<void> {
+    this.fleet.recordOtaChecks(writes);
+  }
+
+  async listInventory(filter: InventoryFilter): Promise<InventoryRecord[]> {
+    return this.fleet.listInventory(filter);
+  }
+
+  async appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void> {
+    this.fleet.appendAudit(entry);
+  }
+
+  async listAudit(o: { limit: number; beforeId?: number }): Promise<AuditEntry[]> {
+    return this.fleet.listAudit(o);
   }
 
   async revokeRelease(track: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null> {
@@ -405,13 +559,13 @@ export class SqliteStore implements CloudStore {
     return this.stmts.listDevices.all().map(deviceFromRow);
   }
 
-  async putDevice(uuid: string, publicKeyPem: string, at: string): Promise<{ device: DeviceRecord; created: boolean }> {
+  async putDevice(uuid: string, publicKeyPem: string, at: string, label?: string): Promise<{ device: DeviceRecord; created: boolean }> {
     const created = this.db.transaction(() => {
       if (this.stmts.getDevice.get(uuid)) {
-        this.stmts.updateDevice.run(publicKeyPem, at, uuid);
+        this.stmts.updateDevice.run(publicKeyPem, at, label ?? null, uuid);
         return false;
       }
-      this.stmts.insertDevice.run(uuid, publicKeyPem, at, at);
+      this.stmts.insertDevice.run(uuid, publicKeyPem, at, at, label ?? null);
       return true;
     })();
     return { device: (await this.getDevice(uuid))!, created };

@@ -23,6 +23,10 @@ export interface FirmwareRelease extends ReleaseTrack, ImageMetadata {
   status: ReleaseStatus;
   releasedAt: string;
   revokedAt?: string | undefined;
+  /** The cloud hosts the image (docs/firmware-images.md); its chip and app descriptor's project. */
+  hosted?: boolean | undefined;
+  chip?: string | undefined;
+  project?: string | undefined;
 }
 
 export interface DeviceRecord {
@@ -30,6 +34,117 @@ export interface DeviceRecord {
   publicKeyPem: string;
   enrolledAt: string;
   updatedAt: string;
+  /** Free text an operator gave at enrolment (rendered as text, never as markup). */
+  label?: string | undefined;
+}
+
+/** A hosted image (docs/firmware-images.md): the bytes and what they are. */
+export interface HostedImage {
+  bytes: Buffer;
+  sha256: string;
+  size: number;
+  status: ReleaseStatus;
+  releasedAt: string;
+}
+
+export type RolloutState = 'active' | 'paused';
+
+/** What an operator sets on a staged rollout (docs/staged-rollouts.md). */
+export interface RolloutSettings {
+  /** 0 to 100: the devices whose stable bucket (from their UUID) is below it. */
+  percent: number;
+  /** Devices in any of these groups are in, whatever their bucket. */
+  groups: string[];
+  /** The schedule: `stepPercent` more every `stepEverySeconds` while active; null: raised by hand only. */
+  stepPercent: number | null;
+  stepEverySeconds: number | null;
+  /** Paused by itself when failed installs reach this share of the reported outcomes… */
+  errorThresholdPercent: number;
+  /** …once at least this many outcomes are in. */
+  minReports: number;
+}
+
+export interface Rollout extends RolloutSettings, ReleaseTrack {
+  version: string;
+  state: RolloutState;
+  /** When `percent` was last set: the schedule counts its steps from here. */
+  anchorAtMs: number;
+  pausedReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface OutcomeCounts {
+  pending: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** The last OTA check of a device and the version it was offered then, as the inventory keeps it. */
+export interface OtaCheckState {
+  uuid: string;
+  lastCheckAt: string | null;
+  /** The version offered at the last check (an upgrade), the track it is on, and what it ran then. */
+  offer: { track: ReleaseTrack; version: string; fromVersion: string; at: string } | null;
+}
+
+/** What one flush of OTA checks writes for one device (cloud/ota/inventory.ts decides it). */
+export interface OtaCheckWrite {
+  uuid: string;
+  at: string;
+  version: string;
+  track: ReleaseTrack;
+  offer: { version: string; fromVersion: string } | null;
+  /** An outcome the check settles for an earlier offer. */
+  outcome: { track: ReleaseTrack; version: string; result: 'succeeded' | 'failed' } | null;
+}
+
+export interface InventoryFilter {
+  /** Exactly this device. */
+  uuid?: string;
+  class?: string;
+  productHex?: string;
+  application?: string;
+  /** The version the device reported at its last check. */
+  version?: string;
+  /** Devices whose last check is older than this ISO time, or that never checked. */
+  notSeenSince?: string;
+  /** Devices whose last backup is older than this ISO time, or that have none. */
+  noBackupSince?: string;
+  /** A part of the UUID or of the label (case-insensitive). */
+  search?: string;
+  group?: string;
+  /** Keyset pagination: UUIDs after this one. */
+  after?: string;
+  limit: number;
+}
+
+export interface InventoryRecord extends DeviceRecord {
+  groups: string[];
+  lastCheck: { at: string; version: string; track: ReleaseTrack } | null;
+  offer: { version: string; fromVersion: string; at: string } | null;
+  backup: { size: number; etag: string | null; lastBackupDate: string } | null;
+}
+
+export interface TrackSummary extends ReleaseTrack {
+  released: number;
+  revoked: number;
+  /** The newest RELEASED version, if any. */
+  latest: string | null;
+}
+
+export interface AuditEntry {
+  id: number;
+  at: string;
+  /** The token's subject, or `system` for what the cloud did by itself (a rollout paused on errors). */
+  actor: string;
+  /** `api` (a bearer token), `console` (the console's session cookie) or `system`. */
+  via: 'api' | 'console' | 'system';
+  action: string;
+  method: string;
+  path: string;
+  status: number;
+  details: Record<string, unknown> | null;
 }
 
 export interface BackupMeta {
@@ -75,17 +190,61 @@ export interface CloudStore {
 
   // Firmware releases
   listReleases(track: ReleaseTrack): Promise<FirmwareRelease[]>;
-  /** Creates a RELEASED version; returns null if that version already exists on the track. */
-  createRelease(release: FirmwareRelease): Promise<FirmwareRelease | null>;
+  /** Every track that has a release, with its counts. */
+  listTracks(): Promise<TrackSummary[]>;
+  /**
+   * Creates a RELEASED version, with its hosted image and its rollout when given, in one transaction;
+   * returns null (and stores nothing) if that version already exists on the track.
+   */
+  createRelease(release: FirmwareRelease, extras?: { image?: Buffer; rollout?: Rollout }): Promise<FirmwareRelease | null>;
   /** Marks a version REVOKED (idempotent); null if it does not exist. */
   revokeRelease(track: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null>;
+  /** A hosted image with its release's status; null when the cloud hosts none for that version. */
+  getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null>;
+
+  // Staged rollouts (docs/staged-rollouts.md)
+  /** The rollouts of a track, or of every track. */
+  listRollouts(track?: ReleaseTrack): Promise<Rollout[]>;
+  /** Creates or replaces a release's rollout; null when the release does not exist. */
+  putRollout(rollout: Rollout): Promise<Rollout | null>;
+  /**
+   * Changes a rollout's state (pause, resume, raise), only when it is in `from` (when given); null
+   * when there is no such rollout or it is not in `from`. Atomic.
+   */
+  updateRollout(
+    track: ReleaseTrack,
+    version: string,
+    change: Partial<Pick<Rollout, 'state' | 'percent' | 'anchorAtMs' | 'pausedReason' | 'groups' | 'stepPercent' | 'stepEverySeconds'>> & { updatedAt: string },
+    from?: RolloutState,
+  ): Promise<Rollout | null>;
+  deleteRollout(track: ReleaseTrack, version: string): Promise<boolean>;
+  /** Update outcomes of one release (pending, succeeded, failed devices). */
+  outcomeCounts(track: ReleaseTrack, version: string): Promise<OutcomeCounts>;
 
   // Devices
   getDevice(uuid: string): Promise<DeviceRecord | null>;
   listDevices(): Promise<DeviceRecord[]>;
-  /** Enrolls or re-enrolls a device; `created` tells which. */
-  putDevice(uuid: string, publicKeyPem: string, at: string): Promise<{ device: DeviceRecord; created: boolean }>;
+  /** Enrolls or re-enrolls a device; `created` tells which. A label, when given, replaces the old one. */
+  putDevice(uuid: string, publicKeyPem: string, at: string, label?: string): Promise<{ device: DeviceRecord; created: boolean }>;
+  /** Removes a device with its nonces, inventory and group memberships (its backup and outcomes stay). */
   deleteDevice(uuid: string): Promise<boolean>;
+  /** Replaces a device's groups; false when the device does not exist. */
+  setDeviceGroups(uuid: string, groups: string[]): Promise<boolean>;
+  /** The enrolled devices among `uuids` that are in any of `groups`. */
+  devicesInGroups(groups: string[]): Promise<Set<string>>;
+
+  // Device inventory (docs/device-inventory.md)
+  /** The last OTA check of each enrolled device among `uuids` (unknown ones are left out). */
+  getOtaCheckStates(uuids: string[]): Promise<Map<string, OtaCheckState>>;
+  /** Records a batch of OTA checks, in order, in one transaction; devices not enrolled are skipped. */
+  recordOtaChecks(writes: OtaCheckWrite[]): Promise<void>;
+  /** Enrolled devices with what the cloud knows of them, by UUID, one query. */
+  listInventory(filter: InventoryFilter): Promise<InventoryRecord[]>;
+
+  // Audit log
+  appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void>;
+  /** Newest first; `beforeId` pages back. */
+  listAudit(o: { limit: number; beforeId?: number }): Promise<AuditEntry[]>;
 
   /**
    * Records a nonce for a device, atomically. Returns false when the nonce is already recorded

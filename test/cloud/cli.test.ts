@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
+import { appImage, sha256Hex } from '../helpers/images.ts';
 
 const BIN = new URL('../../bin/fleet.js', import.meta.url).pathname;
 let cloud: TestCloud;
@@ -65,17 +66,75 @@ describe('fleet', () => {
     expect(res.status).toBe(200);
   });
 
-  it('firmware release (from an image file), list and revoke', async () => {
+  it('firmware release --image --url (the image elsewhere: checked here, its size and sha256 sent), list and revoke', async () => {
     const image = join(dir, 'fw.bin');
-    writeFileSync(image, Buffer.alloc(4096, 0xa5));
+    const bytes = appImage('2026.01.01', { bytes: 4000 });
+    writeFileSync(image, bytes);
     const rel = await fleet(['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.01.01', '--image', image, '--url', 'https://fw.test/1.bin']);
     expect(rel.code).toBe(0);
-    expect(JSON.parse(rel.stdout)).toMatchObject({ version: '2026.01.01', size: 4096, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(JSON.parse(rel.stdout)).toMatchObject({ version: '2026.01.01', url: 'https://fw.test/1.bin', size: bytes.length, sha256: sha256Hex(bytes) });
     await fleet(['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.02.01']);
     const rev = await fleet(['firmware', 'revoke', 'ctl', '0x00000042', 'ctl', '2026.02.01']);
     expect(rev.code).toBe(0);
     const list = await fleet(['firmware', 'list', 'ctl', '0x00000042', 'ctl']);
-    expect(list.stdout).toMatch(/^2026\.01\.01 +RELEASED .*4096 bytes\n2026\.02\.01 +REVOKED /);
+    expect(list.stdout).toMatch(new RegExp(`^2026\\.01\\.01 +RELEASED .*${bytes.length} bytes\n2026\\.02\\.01 +REVOKED `));
+    // An image that names another version is refused before anything is sent.
+    const wrong = await fleet(['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.03.01', '--image', image, '--url', 'https://fw.test/3.bin']);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/image_version_mismatch: The image's app descriptor says version 2026\.01\.01; the release is 2026\.03\.01/);
+    expect((await cloud.store.listReleases({ class: 'ctl', productHex: '0x00000042', application: 'ctl' })).map((r) => r.version)).toEqual(['2026.01.01', '2026.02.01']);
+  });
+
+  it('firmware release --image uploads the image: the cloud checks it, hosts it, and the manifest points at it; a mismatch exits 1 naming both versions', async () => {
+    const image = join(dir, 'hosted.bin');
+    const bytes = appImage('2031.10.01', { bytes: 50_000 });
+    writeFileSync(image, bytes);
+    const wrong = await fleet(['firmware', 'release', 'ctl', '0x00000043', 'ctl', '2031.11.01', '--image', image]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/400 image_version_mismatch .*2031\.10\.01.*2031\.11\.01/);
+    const rel = await fleet(['firmware', 'release', 'ctl', '0x00000043', 'ctl', '2031.10.01', '--image', image, '--rollout-groups', 'beta']);
+    expect(rel.code).toBe(0);
+    const manifest = JSON.parse(rel.stdout);
+    expect(manifest).toMatchObject({ url: `${cloud.url}/images/ctl/0x00000043/ctl/2031.10.01.bin`, size: bytes.length, sha256: sha256Hex(bytes) });
+    expect(Buffer.from(await (await fetch(manifest.url)).arrayBuffer()).equals(bytes)).toBe(true);
+    const list = await fleet(['firmware', 'list', 'ctl', '0x00000043', 'ctl']);
+    expect(list.stdout).toMatch(/^2031\.10\.01 +RELEASED .* hosted  rollout active 0 %\n$/);
+    const tracks = await fleet(['firmware', 'tracks']);
+    expect(tracks.stdout).toMatch(/^ctl 0x00000043 ctl  1 released, 0 revoked, latest 2031\.10\.01$/m);
+  });
+
+  it('rollout set, show, pause, resume and end; audit shows who did it', async () => {
+    const args = ['ctl', '0x00000043', 'ctl', '2031.10.01'];
+    const set = await fleet(['rollout', 'set', ...args, '--percent', '25', '--step-percent', '5', '--step-every', '3600']);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toMatch(/^rollout of 2031\.10\.01: ACTIVE at 25 %, \+5 % every 3600 s, groups beta\n  outcomes: 0 succeeded, 0 failed, 0 pending/);
+    expect((await fleet(['rollout', 'pause', ...args])).stdout).toMatch(/PAUSED at 25 %[\s\S]*paused: paused by fleet-cli/);
+    expect(JSON.parse((await fleet(['rollout', 'show', ...args, '--json'])).stdout)).toMatchObject({ state: 'paused', percent: 25, groups: ['beta'] });
+    expect((await fleet(['rollout', 'resume', ...args])).stdout).toMatch(/ACTIVE/);
+    expect((await fleet(['rollout', 'end', ...args])).stdout).toMatch(/ended/);
+    expect((await fleet(['rollout', 'show', ...args])).code).toBe(1);
+    const audit = await fleet(['audit', '--limit', '3']);
+    expect(audit.stdout).toMatch(/^AT +WHO +VIA +ACTION +STATUS +PATH\n.* fleet-cli +api +endRollout +204 /);
+  });
+
+  it('device list, show and groups: a table for people, --json for scripts, filters for stragglers', async () => {
+    const pemFile = join(dir, 'inv.pem');
+    writeFileSync(pemFile, generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ type: 'spki', format: 'pem' }));
+    for (const u of ['inv-cli-1', 'inv-cli-2']) expect((await fleet(['device', 'enroll', u, '--public-key', pemFile, '--label', `panel ${u}`])).code).toBe(0);
+    await fetch(`${cloud.url}/ota/ctl/0x00000043/ctl?current_version=2031.10.01`, { headers: { 'x-device-uuid': 'inv-cli-1' } });
+    await cloud.cloud.inventory.flush();
+    expect((await fleet(['device', 'groups', 'inv-cli-2', 'lab', 'beta'])).stdout).toBe('inv-cli-2: beta, lab\n');
+    const table = await fleet(['device', 'list', '--search', 'inv-cli']);
+    expect(table.stdout).toMatch(/^UUID +VERSION +TRACK +LAST CHECK +LAST BACKUP +GROUPS +LABEL\ninv-cli-1 +2031\.10\.01 +ctl\/0x00000043\/ctl +\d{4}-\d\d-\d\d \d\d:\d\d +- +- +panel inv-cli-1\ninv-cli-2 +- +- +- +- +beta,lab +panel inv-cli-2\n$/);
+    const json = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--not-seen-days', '1', '--json'])).stdout);
+    expect(json.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-2']);
+    const stragglers = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--version', '2031.10.01', '--not-backed-up-days', '7', '--json'])).stdout);
+    expect(stragglers.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-1']);
+    const show = await fleet(['device', 'show', 'inv-cli-1']);
+    expect(show.stdout).toMatch(/^device inv-cli-1  \(panel inv-cli-1\)\n[\s\S]*last check   \S+  2031\.10\.01 on ctl\/0x00000043\/ctl\n/);
+    const bad = await fleet(['device', 'list', '--version', '2031.1.1']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/400 invalid_query/);
   });
 
   it('a refusal from the cloud exits 1 and prints the error code', async () => {

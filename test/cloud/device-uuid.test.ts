@@ -45,7 +45,7 @@ describe('the path parameter {uuid}', () => {
         details: { field: 'uuid', value: uuid.slice(0, 64), expected: UUID_RULE },
       });
     }
-    expect(await (await cloud.admin('GET', '/admin/devices')).json()).toEqual({ devices: [] });
+    expect(await (await cloud.admin('GET', '/admin/devices')).json()).toEqual({ devices: [], next_after: null });
   });
 
   it('backup: 400 invalid_uuid on every method, before the signature headers are looked at', async () => {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../cloud/store/postgres.ts';
 import { ffceBlob, startTestCloud, type TestCloud } from '../helpers/cloud.ts';
+import { appImage, sha256Hex } from '../helpers/images.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
 let a: TestCloud;
@@ -72,5 +73,23 @@ describe('the cloud on PostgreSQL, two instances', () => {
     expect(b.logs.some((l) => l.function === 'svc-func-health' && l.level === 'DEBUG')).toBe(true);
     const health = (await (await fetch(`${b.url}/health`)).json()) as any;
     expect(health.store).toEqual({ kind: 'postgres', state: 'ok' });
+  });
+
+  it('a hosted image uploaded through one instance is served, whole and by range, by the other', async () => {
+    const image = appImage('2026.05.01', { bytes: 150_000 });
+    const up = await fetch(`${a.url}/admin/firmware/ctl/0x000000cd/ctl/2026.05.01/image`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${await a.token()}`, 'content-type': 'application/octet-stream' },
+      body: image,
+    });
+    expect(up.status).toBe(201);
+    const path = new URL(((await up.json()) as any).url).pathname;
+    const whole = await fetch(`${b.url}${path}`);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('etag')).toBe(`"${sha256Hex(image)}"`);
+    expect(Buffer.from(await whole.arrayBuffer()).equals(image)).toBe(true);
+    const rest = await fetch(`${b.url}${path}`, { headers: { range: 'bytes=100000-', 'if-range': `"${sha256Hex(image)}"` } });
+    expect(rest.status).toBe(206);
+    expect(Buffer.from(await rest.arrayBuffer()).equals(image.subarray(100_000))).toBe(true);
   });
 });

@@ -5,15 +5,22 @@
 //   4. a minimal Express 5 app answering the same precomputed manifest (Express's own floor),
 //   5. signed 64 KB backup uploads, against their own baseline: the bare server reading and dropping
 //      the same 64 KB bodies (an upload compared to a GET meant nothing),
+//   6. downloads of a 1.5 MB firmware image the cloud hosts (docs/firmware-images.md), against the bare
+//      server streaming the same file from disk (throughput ratio),
+//   7. 1,000 boards fetching that image at once, from the cloud and from the bare server: completion
+//      time and the server's peak RSS during the storm,
 // and print requests/s, p99 latency and the ratio to each case's baseline (docs/ota-fast-path.md). Servers run as child processes
 // on loopback, the load generator in this process. Figures, not assertions: the machine is shared.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { chipByName } from '../../firmware/image/chips.ts';
+import { buildVirtualAppImage } from '../../firmware/image/xs-payload.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 import { CloudClient } from '../client.ts';
 
@@ -22,8 +29,12 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '2' },
+    boards: { type: 'string', default: '1000' },
   },
 });
+const BOARDS = Number(args.boards);
+/** The image of the download cases: a 1.5 MB ESP32-S3 app image, half the OTA slot. */
+const IMAGE_BYTES = 1_572_864;
 const DURATION_S = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const WARMUP_S = Number(args.warmup);
@@ -60,10 +71,12 @@ function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promis
   });
 }
 
-async function startBare(manifestJson: string): Promise<{ url: string; child: ChildProcess }> {
+async function startBare(manifestJson: string, imageFile: string): Promise<{ url: string; child: ChildProcess }> {
   const code = `
     const http = require('node:http');
+    const fs = require('node:fs');
     const body = Buffer.from(process.env.MANIFEST);
+    const imageSize = fs.statSync(process.env.IMAGE).size;
     const stored = Buffer.from(JSON.stringify({ message: 'Backup stored', last_backup_date: new Date().toISOString() }));
     const server = http.createServer((req, res) => {
       if (req.method === 'POST') {
@@ -75,13 +88,19 @@ async function startBare(manifestJson: string): Promise<{ url: string; child: Ch
         });
         return;
       }
+      if (req.url === '/image.bin') {
+        // The image baseline: the same file streamed from disk, as a plain file server would.
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': imageSize });
+        fs.createReadStream(process.env.IMAGE).pipe(res);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
       res.end(body);
     });
     server.keepAliveTimeout = 65000;
-    server.listen(0, '127.0.0.1', () => console.log('bare listening on http://127.0.0.1:' + server.address().port));
+    server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => console.log('bare listening on http://127.0.0.1:' + server.address().port));
   `;
-  const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, MANIFEST: manifestJson }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-e', code], { env: { ...process.env, MANIFEST: manifestJson, IMAGE: imageFile }, stdio: ['ignore', 'pipe', 'pipe'] });
   const m = await waitForLine(child, /listening on (http:\/\/\S+)/, 'the bare server');
   return { url: m[1]!, child };
 }
@@ -146,10 +165,14 @@ async function measure(name: string, opts: autocannon.Options, baseline?: string
   return f;
 }
 
+async function benchToken(): Promise<string> {
+  const { mintToken } = await import('../../cloud/auth/jwt.ts');
+  return mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' });
+}
+
 /** An admin call as the bench's super user (the same client the `fleet` commands use). */
 async function admin(url: string, method: string, path: string, body?: unknown): Promise<void> {
-  const { mintToken } = await import('../../cloud/auth/jwt.ts');
-  await new CloudClient(url, () => mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' })).request(method, path, body);
+  await new CloudClient(url, benchToken).request(method, path, body);
 }
 
 async function seed(url: string, publicKeyPem: string): Promise<string> {
@@ -164,6 +187,54 @@ async function seed(url: string, publicKeyPem: string): Promise<string> {
   return res.text();
 }
 
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+
+/** The resident set of a process now, in bytes (Linux /proc). */
+function rssOf(pid: number): number {
+  const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+interface Storm {
+  ms: number;
+  ok: number;
+  failed: number;
+  rssBeforeMb: number;
+  rssPeakMb: number;
+}
+
+/**
+ * `boards` clients fetch `url` at once, each on its own connection, reading the whole image; done
+ * when the last has it. The server's RSS is sampled every 20 ms meanwhile.
+ */
+async function storm(url: string, boards: number, size: number, pid: number): Promise<Storm> {
+  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  const rssBefore = rssOf(pid);
+  let peak = rssBefore;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 20);
+  const t0 = performance.now();
+  const results = await Promise.all(
+    Array.from(
+      { length: boards },
+      () =>
+        new Promise<boolean>((resolve) => {
+          get(url, { agent }, (res) => {
+            let got = 0;
+            res.on('data', (c: Buffer) => (got += c.length));
+            res.on('end', () => resolve(res.statusCode === 200 && got === size));
+            res.on('error', () => resolve(false));
+          }).on('error', () => resolve(false));
+        }),
+    ),
+  );
+  const ms = performance.now() - t0;
+  clearInterval(sampler);
+  peak = Math.max(peak, rssOf(pid));
+  agent.destroy();
+  const ok = results.filter(Boolean).length;
+  return { ms, ok, failed: boards - ok, rssBeforeMb: rssBefore / 1e6, rssPeakMb: peak / 1e6 };
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-'));
   const children: ChildProcess[] = [];
@@ -171,6 +242,11 @@ async function main(): Promise<void> {
   const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
   const otaPath = '/ota/ctl-s3/0x00c0ffee/ctl-s3?current_version=2026.02.01';
   const results: Figures[] = [];
+  const storms: { name: string; s: Storm }[] = [];
+  // A real app image (the release checks pass) of 1.5 MB, its XS payload a filler.
+  const image = Buffer.from(buildVirtualAppImage({ chip: chipByName('esp32s3'), version: '2026.05.01', bundle: 'x'.repeat(IMAGE_BYTES - 448) }));
+  const imageFile = join(dir, 'image.bin');
+  writeFileSync(imageFile, image);
   try {
     process.stderr.write(`cloud bench: ${CONNECTIONS} connections, ${DURATION_S} s per case (+${WARMUP_S} s warm-up)\n`);
     const fast = await startCloud(join(dir, 'a'), { OTA_FAST_PATH: '1' });
@@ -179,10 +255,13 @@ async function main(): Promise<void> {
 
     const BARE = 'bare node:http, precomputed manifest';
     const BARE_UPLOAD = 'bare node:http, reads and drops 64 KB';
+    const BARE_IMAGE = `bare node:http, streams the ${mib(image.length)} file`;
     const blob = Buffer.concat([Buffer.from('FFCE'), randomBytes(64 * 1024 - 4)]);
     const etag = 'e'.repeat(64);
-    const bare = await startBare(manifest);
+    const bare = await startBare(manifest, imageFile);
     children.push(bare.child);
+    // The storms first, on fresh processes: the RSS figures are then the storm's own.
+    storms.push({ name: `bare node:http, streams the file`, s: await storm(`${bare.url}/image.bin`, BOARDS, image.length, bare.child.pid!) });
     results.push(await measure(BARE, { url: bare.url + otaPath }));
     results.push(
       await measure(
@@ -191,6 +270,7 @@ async function main(): Promise<void> {
         BARE_UPLOAD,
       ),
     );
+    results.push(await measure(BARE_IMAGE, { url: `${bare.url}/image.bin` }, BARE_IMAGE));
     await stop(bare.child);
 
     const minimal = await startMinimalExpress(manifest);
@@ -218,6 +298,20 @@ async function main(): Promise<void> {
     );
     await stop(fast.child);
 
+    // The hosted image on a fresh cloud: uploaded once, then the storm, then the throughput.
+    const hosting = await startCloud(join(dir, 'c'), {});
+    children.push(hosting.child);
+    const up = await fetch(`${hosting.url}/admin/firmware/ctl-s3/0x00c0ffee/ctl-s3/2026.05.01/image`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${await benchToken()}`, 'content-type': 'application/octet-stream' },
+      body: image,
+    });
+    if (up.status !== 201) throw new Error(`the image upload answered ${up.status}: ${await up.text()}`);
+    const imageUrl = ((await up.json()) as { url: string }).url;
+    storms.push({ name: 'cloud hosted image', s: await storm(imageUrl, BOARDS, image.length, hosting.child.pid!) });
+    results.push(await measure(`cloud hosted image download`, { url: imageUrl }, BARE_IMAGE));
+    await stop(hosting.child);
+
     const viaExpress = await startCloud(join(dir, 'b'), { OTA_FAST_PATH: '0' });
     children.push(viaExpress.child);
     await seed(viaExpress.url, publicKeyPem);
@@ -243,9 +337,14 @@ async function main(): Promise<void> {
     `OTA check (fast path) / bare: ${ratio(named('cloud OTA check (fast path)')).toFixed(2)} (target 0.70 or better)`,
     `OTA check through Express / bare: ${ratio(named('cloud OTA check through Express')).toFixed(2)}; minimal Express 5 app / bare: ${ratio(named('minimal Express')).toFixed(2)}`,
     `upload / bare upload: ${ratio(named('cloud signed 64 KB')).toFixed(2)}`,
+    `image download throughput: cloud ${named('cloud hosted image').throughputMBs.toFixed(0)} MB/s, bare ${named('bare node:http, streams').throughputMBs.toFixed(0)} MB/s, ratio ${(named('cloud hosted image').throughputMBs / named('bare node:http, streams').throughputMBs).toFixed(2)} (goal 0.80 or better)`,
+    ...storms.map(
+      ({ name, s }) =>
+        `${BOARDS} boards fetching the ${mib(image.length)} image at once (${name}): ${(s.ms / 1000).toFixed(2)} s, ${s.ok} complete, ${s.failed} failed, RSS ${s.rssBeforeMb.toFixed(0)} MB before, peak ${s.rssPeakMb.toFixed(0)} MB`,
+    ),
   ];
   process.stdout.write(lines.join('\n') + '\n');
-  if (results.some((r) => r.errors > 0 || r.non2xx > 0)) {
+  if (results.some((r) => r.errors > 0 || r.non2xx > 0) || storms.some((x) => x.s.failed > 0)) {
     process.stdout.write('some requests failed: see the non-2xx and errors columns\n');
     process.exitCode = 1;
   }

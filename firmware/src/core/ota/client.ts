@@ -7,6 +7,11 @@
 // Any status but 200 from the update check is a hard error, as the device firmware update library
 // treats it (spec 4.1); a manifest older than the running version is refused (never a downgrade),
 // and so is the version that was rolled back on this board.
+// The check names the board (X-Device-UUID): the cloud's staged rollouts and inventory use it
+// (docs/device-inventory.md). A download cut half way resumes where it stopped, with a range request
+// (If-Range: the image's ETag) after reconnecting; the SHA-256 of the whole image is still checked
+// before the slot is switched (docs/firmware-images.md).
+import type { BodyReader } from '../../hal/network.ts';
 import type { Hal, OtaWriter } from '../../hal/index.ts';
 import { APP_DESC_BYTES, APP_DESC_IMAGE_OFFSET, appDescriptorOfImage } from '../../../image/app-desc.ts';
 import { concatBytes, hexEncode, utf8Decode } from '../bytes.ts';
@@ -47,13 +52,17 @@ interface Manifest {
 
 /** The image header, the first segment's header and esp_app_desc_t: enough to know what the image is. */
 const HEAD_BYTES = APP_DESC_IMAGE_OFFSET + APP_DESC_BYTES;
+/** A cut download is resumed this many times at most, waiting RESUME_DELAY_MS more each time. */
+export const MAX_RESUMES = 3;
+const RESUME_DELAY_MS = 500;
+const IMAGE_TIMEOUT_MS = 120_000;
 
 export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Promise<OtaResult> {
   const cloud = readCloudConfig(hal.storage);
   if (!cloud) throw new OtaError('not_provisioned', 'no cloud configuration');
   const me = hal.system.identity();
   const url = `${cloud.url}/ota/${encodeURIComponent(me.hardwareClass)}/${encodeURIComponent(me.productHex)}/${encodeURIComponent(me.hardwareClass)}?current_version=${encodeURIComponent(me.firmwareVersion)}`;
-  const res = await hal.network.request({ method: 'GET', url, headers: { accept: 'application/json' }, timeoutMs: 30_000 });
+  const res = await hal.network.request({ method: 'GET', url, headers: { accept: 'application/json', 'x-device-uuid': me.uuid }, timeoutMs: 30_000 });
   if (res.status !== 200) {
     const text = utf8Decode(await readSmallBody(res.body, 4096).catch(() => new Uint8Array(0)));
     throw new OtaError('check_failed', `update check answered ${res.status}: ${text.slice(0, 200)}`, res.status);
@@ -76,19 +85,46 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
   if (typeof manifest.url !== 'string' || typeof manifest.size !== 'number' || typeof manifest.sha256 !== 'string') {
     throw new OtaError('bad_manifest', 'the manifest lacks url, size or sha256');
   }
-  const image = await hal.network.request({ method: 'GET', url: manifest.url, headers: {}, timeoutMs: 120_000 });
+  const image = await hal.network.request({ method: 'GET', url: manifest.url, headers: {}, timeoutMs: IMAGE_TIMEOUT_MS });
   if (image.status !== 200) {
     await drain(image.body);
     throw new OtaError('download_failed', `image download answered ${image.status}`, image.status);
   }
   const running = hal.system.runningApp();
-  const hash = hal.crypto.sha256();
+  // A strong ETag names this very image: a resumed range is only taken from the same one (If-Range).
+  const etag = /^"[^"]*"$/.test(image.headers.etag ?? '') ? image.headers.etag! : undefined;
+  let body: BodyReader = image.body;
+  let hash = hal.crypto.sha256();
   let writer: OtaWriter | null = null;
   let head: Uint8Array = new Uint8Array(0);
   let size = 0;
+  let resumes = 0;
   try {
     for (;;) {
-      const chunk = await image.body.read();
+      let chunk: Uint8Array | null;
+      let cut: string | undefined;
+      try {
+        chunk = await body.read();
+        if (chunk === null && size < manifest.size) cut = `the connection ended at ${size} of ${manifest.size} bytes`;
+      } catch (err) {
+        chunk = null;
+        cut = `the connection broke at ${size} of ${manifest.size} bytes (${err instanceof Error ? err.message : String(err)})`;
+      }
+      if (cut !== undefined) {
+        if (++resumes > MAX_RESUMES) throw new OtaError('download_failed', `${cut}; gave up after ${MAX_RESUMES} resumes`);
+        await delay(hal, RESUME_DELAY_MS * resumes);
+        const rest = await resume(hal, manifest.url, size, manifest.size, etag);
+        body = rest.body;
+        if (rest.from === 0 && size > 0) {
+          // The server sent the whole image again (it ignored the range, or the image changed): start over.
+          writer?.abort();
+          writer = null;
+          head = new Uint8Array(0);
+          size = 0;
+          hash = hal.crypto.sha256();
+        }
+        continue;
+      }
       if (chunk === null) break;
       size += chunk.length;
       if (size > manifest.size) throw new OtaError('size_mismatch', `the image is larger than ${manifest.size} bytes`);
@@ -109,7 +145,7 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
     if (!writer) throw new OtaError('image_mismatch', `the image has only ${size} bytes: not an app image`);
   } catch (err) {
     writer?.abort();
-    await drain(image.body).catch(() => undefined);
+    await drain(body).catch(() => undefined);
     throw err;
   }
   try {
@@ -119,6 +155,31 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
   }
   if (opts.reboot) hal.timers.setTimeout(() => hal.system.reboot(`ota ${manifest.version}`), 0);
   return { kind: 'installed', version: manifest.version, size };
+}
+
+/**
+ * The rest of a cut download: `Range: bytes=<received>-`, If-Range with the image's ETag. A 206 must
+ * continue exactly at `received`; a 200 is the whole image again (from 0).
+ */
+async function resume(hal: Hal, url: string, received: number, total: number, etag: string | undefined): Promise<{ body: BodyReader; from: number }> {
+  let res;
+  try {
+    res = await hal.network.request({ method: 'GET', url, headers: { range: `bytes=${received}-`, ...(etag ? { 'if-range': etag } : {}) }, timeoutMs: IMAGE_TIMEOUT_MS });
+  } catch (err) {
+    // Not reachable yet: an empty body that ends at once, so that the loop counts another resume.
+    return { body: { read: async () => null }, from: received };
+  }
+  if (res.status === 200) return { body: res.body, from: 0 };
+  const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(res.headers['content-range'] ?? '');
+  if (res.status !== 206 || !range || Number(range[1]) !== received || Number(range[3]) !== total) {
+    await drain(res.body).catch(() => undefined);
+    throw new OtaError('download_failed', `resuming the download at byte ${received} answered ${res.status} ${res.headers['content-range'] ?? ''}`.trim(), res.status);
+  }
+  return { body: res.body, from: received };
+}
+
+function delay(hal: Hal, ms: number): Promise<void> {
+  return new Promise((resolve) => hal.timers.setTimeout(resolve, ms));
 }
 
 function checkHead(head: Uint8Array, version: string, projectName: string): void {

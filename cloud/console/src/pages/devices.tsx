@@ -1,0 +1,123 @@
+// Devices: the inventory (enrolment, last OTA check, last backup, groups), searchable and filtered as
+// `fleet device list` is; a row opens what the cloud knows of that device.
+import { Fragment } from 'preact';
+import { useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import type { Device } from '../types.ts';
+import { ErrorLine, Section, useLoad, when } from '../ui.tsx';
+
+interface Filters {
+  search: string;
+  version: string;
+  group: string;
+  not_seen_days: string;
+  no_backup_days: string;
+}
+
+const EMPTY: Filters = { search: '', version: '', group: '', not_seen_days: '', no_backup_days: '' };
+
+function query(f: Filters): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(f)) if (v.trim() !== '') q.set(k, v.trim());
+  q.set('limit', '500');
+  return q.toString();
+}
+
+function Details({ d }: { d: Device }) {
+  return (
+    <dl class="details" aria-label={`device ${d.uuid}`}>
+      <dt>UUID</dt>
+      <dd class="mono">{d.uuid}</dd>
+      <dt>Label</dt>
+      <dd>{d.label ?? '—'}</dd>
+      <dt>Enrolled</dt>
+      <dd>{when(d.enrolled_at)}</dd>
+      <dt>Groups</dt>
+      <dd>{d.groups.join(', ') || '—'}</dd>
+      <dt>Last OTA check</dt>
+      <dd>{d.last_check ? `${when(d.last_check.at)}: ${d.last_check.version} on ${d.last_check.class}/${d.last_check.product_hex}/${d.last_check.application}` : 'never'}</dd>
+      <dt>Offered</dt>
+      <dd>{d.offer ? `${d.offer.version} (from ${d.offer.from_version}) at ${when(d.offer.at)}` : '—'}</dd>
+      <dt>Last backup</dt>
+      <dd>{d.backup ? `${when(d.backup.last_backup_date)}, ${d.backup.size.toLocaleString('en-US')} bytes, ETag ${d.backup.etag ?? '—'}` : 'none'}</dd>
+    </dl>
+  );
+}
+
+export function Devices() {
+  const [draft, setDraft] = useState<Filters>(EMPTY);
+  const [filters, setFilters] = useState<Filters>(EMPTY);
+  const [open, setOpen] = useState<string | null>(null);
+  const { data, error } = useLoad(() => api<{ devices: Device[]; next_after: string | null }>('GET', `/admin/devices?${query(filters)}`), [query(filters)]);
+  const field = (name: keyof Filters, label: string, type: 'text' | 'number' = 'text') => (
+    <label>
+      {label}
+      {type === 'number' ? (
+        <input name={name} type="number" min={0} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })} />
+      ) : (
+        <input name={name} type="text" value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value })} />
+      )}
+    </label>
+  );
+  const devices = data?.devices ?? [];
+  return (
+    <Section title="Devices">
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilters(draft);
+        }}
+      >
+        {field('search', 'Search (UUID or label)')}
+        {field('version', 'Version')}
+        {field('group', 'Group')}
+        {field('not_seen_days', 'Not seen for (days)', 'number')}
+        {field('no_backup_days', 'No backup for (days)', 'number')}
+        <button type="submit">Apply</button>
+      </form>
+      <ErrorLine error={error} />
+      <p class="muted">
+        {devices.length} device{devices.length === 1 ? '' : 's'}
+        {data?.next_after ? ' (more: narrow the filters)' : ''}
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>UUID</th>
+            <th>Label</th>
+            <th>Version</th>
+            <th>Last check</th>
+            <th>Last backup</th>
+            <th>Groups</th>
+          </tr>
+        </thead>
+        <tbody>
+          {devices.map((d) => (
+            <Fragment key={d.uuid}>
+              <tr data-uuid={d.uuid} class="clickable" onClick={() => setOpen(open === d.uuid ? null : d.uuid)}>
+                <td class="mono">
+                  <button type="button" class="link" aria-expanded={open === d.uuid}>
+                    {d.uuid}
+                  </button>
+                </td>
+                <td class="label">{d.label ?? ''}</td>
+                <td class="mono">{d.last_check?.version ?? '—'}</td>
+                <td>{when(d.last_check?.at)}</td>
+                <td>{when(d.backup?.last_backup_date)}</td>
+                <td>{d.groups.join(', ')}</td>
+              </tr>
+              {open === d.uuid ? (
+                <tr>
+                  <td colSpan={6}>
+                    <Details d={d} />
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
+          ))}
+        </tbody>
+      </table>
+    </Section>
+  );
+}

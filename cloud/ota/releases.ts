@@ -1,0 +1,234 @@
+// Releases and their rollouts, for the admin API (and so the console): create a release from image
+// metadata (the image elsewhere) or from an image the cloud then hosts (docs/firmware-images.md),
+// revoke it, and steer its staged rollout (docs/staged-rollouts.md), including the pause a rollout
+// takes by itself when failed installs reach its error threshold. Every write invalidates the track
+// in the OTA answer cache of this instance; other instances see it within OTA_CACHE_TTL_MS.
+import { createHash } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
+import type { ChipSpec } from '../../firmware/image/chips.ts';
+import { ApiError } from '../errors.ts';
+import type { FunctionLogger } from '../logging.ts';
+import type { Release as ReleaseShape, Rollout as RolloutShape } from '../schema/api.ts';
+import type { CloudStore, FirmwareRelease, ImageMetadata, OutcomeCounts, ReleaseTrack, Rollout, RolloutSettings } from '../store/types.ts';
+import type { SettledRelease } from './inventory.ts';
+import { toManifest } from './manifest.ts';
+import { checkReleaseImage } from './release-checks.ts';
+import { effectivePercent, overErrorThreshold } from './rollout.ts';
+import type { OtaService } from './service.ts';
+
+/** Rollout settings as a request gives them: any may be left out (then the current value, or the default). */
+export type RolloutChange = Partial<RolloutSettings>;
+
+export const ROLLOUT_DEFAULTS: RolloutSettings = { percent: 0, groups: [], stepPercent: null, stepEverySeconds: null, errorThresholdPercent: 20, minReports: 5 };
+
+export interface HostedReleaseRequest {
+  image: Buffer;
+  chip: ChipSpec;
+  /** Expected project; by default the track's newest hosted release's. */
+  project: string | undefined;
+  /** The SHA-256 the uploader computed; checked against the bytes received. */
+  declaredSha256: string | undefined;
+  /** Where devices reach this cloud: the image's URL starts with it. */
+  baseUrl: string;
+  rollout: RolloutChange | undefined;
+}
+
+/** A rollout as the admin API shows it (cloud/schema/api.ts, Rollout). */
+export type RolloutView = Static<typeof RolloutShape>;
+/** A release as the admin API lists it (cloud/schema/api.ts, Release). */
+export type ReleaseView = Static<typeof ReleaseShape>;
+
+/** The public path of a hosted image: GET /images/{class}/{product_hex}/{application}/{version}.bin. */
+export function imagePath(t: ReleaseTrack, version: string): string {
+  return `/images/${encodeURIComponent(t.class)}/${encodeURIComponent(t.productHex)}/${encodeURIComponent(t.application)}/${encodeURIComponent(version)}.bin`;
+}
+
+export class ReleaseService {
+  constructor(
+    private readonly store: CloudStore,
+    private readonly ota: OtaService,
+    private readonly log: FunctionLogger,
+    private readonly now: () => number,
+  ) {}
+
+  private iso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private newRollout(t: ReleaseTrack, version: string, change: RolloutChange, at: string): Rollout {
+    return { ...t, version, ...ROLLOUT_DEFAULTS, ...definedOnly(change), state: 'active', anchorAtMs: this.now(), pausedReason: null, createdAt: at, updatedAt: at };
+  }
+
+  /** A release whose image is elsewhere (its metadata only), as before; with a rollout when asked. */
+  async createFromMetadata(t: ReleaseTrack, version: string, image: ImageMetadata, rollout: RolloutChange | undefined): Promise<FirmwareRelease> {
+    const at = this.iso();
+    const created = await this.store.createRelease({ ...t, ...image, version, status: 'RELEASED', releasedAt: at }, rollout ? { rollout: this.newRollout(t, version, rollout, at) } : {});
+    if (!created) throw new ApiError('release_exists', { version });
+    this.ota.invalidate(t);
+    return created;
+  }
+
+  /** A release whose image the cloud hosts: every check passes first (release-checks.ts), then one write. */
+  async createHosted(t: ReleaseTrack, version: string, r: HostedReleaseRequest): Promise<FirmwareRelease> {
+    const sha256 = createHash('sha256').update(r.image).digest('hex');
+    if (r.declaredSha256 !== undefined && r.declaredSha256 !== sha256) {
+      throw new ApiError('image_sha256_mismatch', { declared: r.declaredSha256, computed: sha256 }, `The upload hashes to ${sha256}, not the declared ${r.declaredSha256} (cut or changed on the way)`);
+    }
+    const releases = await this.store.listReleases(t);
+    if (releases.some((x) => x.version === version)) throw new ApiError('release_exists', { version });
+    const newest = releases.filter((x) => x.status === 'RELEASED').at(-1);
+    if (newest && newest.version > version) {
+      throw new ApiError('version_older_than_released', { version, newest_released: newest.version }, `${version} is older than ${newest.version}, already RELEASED on this track`);
+    }
+    const project = r.project ?? releases.filter((x) => x.project !== undefined).at(-1)?.project;
+    const checked = checkReleaseImage(r.image, sha256, { version, chip: r.chip, project });
+    const at = this.iso();
+    const release: FirmwareRelease = {
+      ...t,
+      version,
+      status: 'RELEASED',
+      releasedAt: at,
+      url: `${r.baseUrl}${imagePath(t, version)}`,
+      size: checked.size,
+      sha256,
+      chip: r.chip.name,
+      project: checked.descriptor.projectName,
+    };
+    const created = await this.store.createRelease(release, { image: r.image, ...(r.rollout ? { rollout: this.newRollout(t, version, r.rollout, at) } : {}) });
+    if (!created) throw new ApiError('release_exists', { version });
+    this.ota.invalidate(t);
+    return created;
+  }
+
+  /** Device groups changed: a rollout by group must see its new members (every track reloads). */
+  groupsChanged(): void {
+    this.ota.invalidate();
+  }
+
+  async revoke(t: ReleaseTrack, version: string): Promise<FirmwareRelease> {
+    const revoked = await this.store.revokeRelease(t, version, this.iso());
+    if (!revoked) throw new ApiError('release_not_found', { version });
+    this.ota.invalidate(t);
+    return revoked;
+  }
+
+  /** Every release of a track with its rollout and outcomes (admin list, the console). */
+  async list(t: ReleaseTrack): Promise<ReleaseView[]> {
+    const [releases, rollouts] = await Promise.all([this.store.listReleases(t), this.store.listRollouts(t)]);
+    const byVersion = new Map(rollouts.map((r) => [r.version, r]));
+    const out: ReleaseView[] = [];
+    for (const r of releases) {
+      const outcomes = await this.store.outcomeCounts(t, r.version);
+      const rollout = byVersion.get(r.version);
+      out.push({
+        ...toManifest(r),
+        hosted: r.hosted === true,
+        ...(r.chip ? { chip: r.chip } : {}),
+        ...(r.project ? { project: r.project } : {}),
+        rollout: rollout ? this.view(rollout, outcomes) : null,
+        outcomes,
+      });
+    }
+    return out;
+  }
+
+  async rollout(t: ReleaseTrack, version: string): Promise<RolloutView> {
+    const r = (await this.store.listRollouts(t)).find((x) => x.version === version);
+    if (!r) throw new ApiError('rollout_not_found', { version });
+    return this.view(r, await this.store.outcomeCounts(t, version));
+  }
+
+  /** Creates the release's rollout, or changes the settings given (the others are kept); the schedule restarts from now. */
+  async setRollout(t: ReleaseTrack, version: string, change: RolloutChange): Promise<{ view: RolloutView; created: boolean }> {
+    const at = this.iso();
+    const existing = (await this.store.listRollouts(t)).find((x) => x.version === version);
+    const next: Rollout = existing
+      ? { ...existing, ...definedOnly(change), anchorAtMs: this.now(), updatedAt: at, percent: change.percent ?? effectivePercent(existing, this.now()) }
+      : this.newRollout(t, version, change, at);
+    if ((next.stepPercent === null) !== (next.stepEverySeconds === null)) {
+      throw new ApiError('invalid_rollout', { step_percent: next.stepPercent, step_every_seconds: next.stepEverySeconds }, 'A schedule needs both step_percent and step_every_seconds');
+    }
+    const saved = await this.store.putRollout(next);
+    if (!saved) throw new ApiError('release_not_found', { version });
+    this.ota.invalidate(t);
+    return { view: this.view(saved, await this.store.outcomeCounts(t, version)), created: !existing };
+  }
+
+  /** Pauses (idempotent): the percentage reached is kept, nobody new is offered the release. */
+  async pause(t: ReleaseTrack, version: string, reason: string): Promise<RolloutView> {
+    const current = (await this.store.listRollouts(t)).find((x) => x.version === version);
+    if (!current) throw new ApiError('rollout_not_found', { version });
+    const paused =
+      (await this.store.updateRollout(t, version, { state: 'paused', percent: effectivePercent(current, this.now()), anchorAtMs: this.now(), pausedReason: reason, updatedAt: this.iso() }, 'active')) ??
+      current;
+    this.ota.invalidate(t);
+    return this.view(paused, await this.store.outcomeCounts(t, version));
+  }
+
+  /** Resumes (idempotent): the schedule counts its steps from now. */
+  async resume(t: ReleaseTrack, version: string): Promise<RolloutView> {
+    const current = (await this.store.listRollouts(t)).find((x) => x.version === version);
+    if (!current) throw new ApiError('rollout_not_found', { version });
+    const resumed = (await this.store.updateRollout(t, version, { state: 'active', anchorAtMs: this.now(), pausedReason: null, updatedAt: this.iso() }, 'paused')) ?? current;
+    this.ota.invalidate(t);
+    return this.view(resumed, await this.store.outcomeCounts(t, version));
+  }
+
+  /** Ends the rollout: the release is then answered to every device as the spec says. */
+  async deleteRollout(t: ReleaseTrack, version: string): Promise<void> {
+    if (!(await this.store.deleteRollout(t, version))) throw new ApiError('rollout_not_found', { version });
+    this.ota.invalidate(t);
+  }
+
+  /** After a flush of OTA checks with failures: pause every active rollout over its error threshold. */
+  async pauseOverThreshold(releases: SettledRelease[]): Promise<void> {
+    for (const { track, version } of releases) {
+      const rollout = (await this.store.listRollouts(track)).find((x) => x.version === version);
+      if (!rollout || rollout.state !== 'active') continue;
+      const counts = await this.store.outcomeCounts(track, version);
+      if (!overErrorThreshold(rollout, counts)) continue;
+      const reported = counts.succeeded + counts.failed;
+      const reason = `error threshold: ${counts.failed} of ${reported} reported installs failed (threshold ${rollout.errorThresholdPercent} %, at least ${rollout.minReports} reports)`;
+      const at = this.iso();
+      const paused = await this.store.updateRollout(track, version, { state: 'paused', percent: effectivePercent(rollout, this.now()), anchorAtMs: this.now(), pausedReason: reason, updatedAt: at }, 'active');
+      if (!paused) continue; // another instance paused it first
+      this.ota.invalidate(track);
+      this.log.warning('rollout paused on errors', { class: track.class, product_hex: track.productHex, application: track.application, version, failed: counts.failed, succeeded: counts.succeeded });
+      await this.store.appendAudit({
+        at,
+        actor: 'system',
+        via: 'system',
+        action: 'pauseRolloutOnErrors',
+        method: '-',
+        path: `/admin/firmware/${track.class}/${track.productHex}/${track.application}/${version}/rollout`,
+        status: 200,
+        details: { reason, ...counts },
+      });
+    }
+  }
+
+  view(r: Rollout, outcomes: OutcomeCounts): RolloutView {
+    return {
+      class: r.class,
+      product_hex: r.productHex,
+      application: r.application,
+      version: r.version,
+      state: r.state,
+      percent: r.percent,
+      effective_percent: effectivePercent(r, this.now()),
+      groups: r.groups,
+      step_percent: r.stepPercent,
+      step_every_seconds: r.stepEverySeconds,
+      error_threshold_percent: r.errorThresholdPercent,
+      min_reports: r.minReports,
+      paused_reason: r.pausedReason,
+      created_at: r.createdAt,
+      updated_at: r.updatedAt,
+      outcomes,
+    };
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,244 @@
+// The operator console in a real browser (Debian's chromium driven by playwright-core) against the
+// real cloud on loopback (docs/operator-console.md): log-in with a super-user JWT kept in an HttpOnly
+// SameSite=Strict cookie (never in storage or a URL), the releases, devices, appconfig and audit pages
+// acting through the admin API, everything a device or an operator typed rendered as text, and a
+// cross-origin form refused by the CSRF defence. Screenshots of each page go to reports/console/.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintToken } from '../../cloud/auth/jwt.ts';
+import { buildConsole } from '../../cloud/console/build.ts';
+import { PAGE_CSP } from '../../cloud/web/security-headers.ts';
+import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
+import { appImage } from '../helpers/images.ts';
+
+const SHOTS = new URL('../../reports/console/', import.meta.url).pathname;
+const SOURCES = new URL('../../cloud/console/src/', import.meta.url).pathname;
+const XSS_LABEL = '<img src=x onerror="window.__xss=1">Hall <b>lights</b>';
+const XSS_SUBJECT = '<script>window.__xss=2</script>ops-alice';
+const TRACK = '/admin/firmware/ctl-s3/0x00c0ffee/ctl-s3';
+
+let cloud: TestCloud;
+let dir: string;
+let context: BrowserContext;
+let page: Page;
+let evil: Server;
+let evilUrl: string;
+
+const token = (subject: string, groups = ['superuser']) => mintToken(new TextEncoder().encode(TEST_JWT_SECRET), { subject, groups });
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+// Browser-side expressions as strings: the tests are type-checked for Node, not for the DOM.
+const xssRan = () => page.evaluate('window.__xss ?? null');
+
+async function login(subject = 'test') {
+  await page.goto(`${cloud.url}/console`);
+  await page.getByLabel('Super-user token (JWT)').fill(await token(subject));
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.locator('.subject').waitFor();
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'fleet-console-'));
+  mkdirSync(SHOTS, { recursive: true });
+  await buildConsole(join(dir, 'dist'));
+  cloud = await startTestCloud({ env: { CONSOLE_DIR: join(dir, 'dist'), APPCONFIG_DEPLOY_SECONDS: '0' } });
+  // The fleet the pages show: a hosted release with a staged rollout, devices (one whose label holds HTML).
+  await cloud.admin('PUT', `${TRACK}/2026.01.01`, { url: 'https://cdn.example/2026.01.01.bin', size: 1000, sha256: 'ab'.repeat(32) });
+  const up = await fetch(`${cloud.url}${TRACK}/2026.02.01/image?rollout_percent=10&rollout_groups=beta`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${await cloud.token()}`, 'content-type': 'application/octet-stream' },
+    body: appImage('2026.02.01', { bytes: 40_000 }),
+  });
+  expect(up.status).toBe(201);
+  const key = await cloud.enroll('ctl-lobby-01');
+  expect((await cloud.admin('PUT', '/admin/devices/ctl-hall-02', { public_key: key.publicKeyPem, label: XSS_LABEL })).status).toBe(201);
+  await cloud.enroll('ctl-yard-03');
+  await cloud.admin('PUT', '/admin/devices/ctl-lobby-01/groups', { groups: ['beta'] });
+  for (const [uuid, cv] of [['ctl-lobby-01', '2026.01.01'], ['ctl-hall-02', '2026.01.01']] as const) {
+    await fetch(`${cloud.url}/ota/ctl-s3/0x00c0ffee/ctl-s3?current_version=${cv}`, { headers: { 'x-device-uuid': uuid } });
+  }
+  await cloud.cloud.inventory.flush();
+  // Another origin on loopback (same host, another port: same-site for cookies, cross-origin for the browser).
+  evil = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<!doctype html><form id="f" method="POST" action="${cloud.url}${TRACK}/2026.01.01/revoke"></form>
+      <script>
+        fetch(${JSON.stringify(`${cloud.url}${TRACK}/2026.02.01/rollout/pause`)}, { method: 'POST', credentials: 'include', headers: { 'x-csrf-token': 'guess' } })
+          .then((r) => (document.title = 'fetch ' + r.status), (e) => (document.title = 'fetch blocked'));
+      </script>`);
+  });
+  await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+  evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
+  // A new, empty profile; no network but loopback (the cloud and the other origin).
+  context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 800 },
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await new Promise<void>((r) => (evil ? evil.close(() => r()) : r()));
+  await cloud?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the operator console', () => {
+  it('is served with its own scripts only (CSP), never framed, and asks for a token', async () => {
+    const res = await fetch(`${cloud.url}/console`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toBe(PAGE_CSP);
+    expect(PAGE_CSP).toMatch(/script-src 'self'(;|$)/);
+    expect(PAGE_CSP).toMatch(/frame-ancestors 'none'/);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await res.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/); // no inline script
+    expect(html).not.toMatch(/https?:\/\//); // no CDN
+    const js = await fetch(`${cloud.url}/console/app.js`);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(js.headers.get('content-security-policy')).toBe(PAGE_CSP);
+    // The console's own code never writes markup (Preact's renderer supports it; the console never asks).
+    for (const file of readdirSync(SOURCES, { recursive: true }) as string[]) {
+      if (!/\.tsx?$/.test(file)) continue;
+      expect(/dangerouslySetInnerHTML|innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(readFileSync(join(SOURCES, file), 'utf8')), file).toBe(false);
+    }
+    await page.goto(`${cloud.url}/console`);
+    await page.getByLabel('Super-user token (JWT)').waitFor();
+    await shot('login');
+  });
+
+  it('refuses a bad token and a token that is not a super user with the API message', async () => {
+    await page.getByLabel('Super-user token (JWT)').fill('not.a.token');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.locator('[role=alert]').textContent()).toContain('invalid_token');
+    await page.getByLabel('Super-user token (JWT)').fill(await token('bob', ['staff']));
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.locator('[role=alert]').textContent()).toBe('The caller is not a super user (not_superuser)');
+    expect(await context.cookies()).toEqual([]);
+  });
+
+  it('logs in: the token is in an HttpOnly SameSite=Strict cookie, in no storage and no URL; a reload keeps the session', async () => {
+    await login();
+    expect(await page.locator('.subject').textContent()).toBe('test');
+    const cookies = await context.cookies(cloud.url);
+    expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite]).sort()).toEqual([
+      ['fleet_csrf', true, 'Strict'],
+      ['fleet_session', true, 'Strict'],
+    ]);
+    const seen = await page.evaluate('({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie, href: location.href })');
+    expect(seen).toEqual({ local: 0, session: 0, cookie: '', href: `${cloud.url}/console` });
+    await page.reload();
+    await page.locator('.subject').waitFor();
+    expect(await page.locator('.subject').textContent()).toBe('test');
+  });
+
+  it('shows releases with their rollout and outcomes, and steers the rollout through the admin API', async () => {
+    await page.goto(`${cloud.url}/console#/releases`);
+    const row = page.locator('tr[data-version="2026.02.01"]');
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/RELEASED.*hosted.*active at 10 %.*groups beta/);
+    expect(await row.locator('.outcomes').textContent()).toBe('✓ 0 ✗ 0 … 1');
+    await row.getByLabel('rollout percentage of 2026.02.01').fill('40');
+    await row.getByRole('button', { name: 'Set' }).click();
+    await expect.poll(() => row.textContent()).toMatch(/active at 40 %/);
+    await row.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => row.textContent()).toMatch(/paused at 40 %.*paused by test/);
+    expect((await cloud.adminJson('GET', `${TRACK}/2026.02.01/rollout`)).body).toMatchObject({ state: 'paused', percent: 40 });
+    await shot('releases');
+  });
+
+  it('shows the device inventory, searchable, rendering what was typed as text (nothing runs)', async () => {
+    await page.goto(`${cloud.url}/console#/devices`);
+    await page.locator('tr[data-uuid="ctl-yard-03"]').waitFor();
+    const hall = page.locator('tr[data-uuid="ctl-hall-02"]');
+    expect(await hall.locator('.label').textContent()).toBe(XSS_LABEL);
+    expect(await hall.locator('img, b').count()).toBe(0);
+    expect(await xssRan()).toBeNull();
+    await page.getByLabel('Search (UUID or label)').fill('lobby');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    await page.getByRole('button', { name: 'ctl-lobby-01' }).click();
+    const details = page.getByLabel('device ctl-lobby-01');
+    expect(await details.textContent()).toMatch(/Groupsbeta.*Last OTA check.*2026\.01\.01 on ctl-s3\/0x00c0ffee\/ctl-s3.*Offered2026\.02\.01 \(from 2026\.01\.01\)/);
+    await page.getByLabel('Search (UUID or label)').fill('');
+    await page.getByLabel('Not seen for (days)').fill('1');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.locator('tbody tr[data-uuid]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-uuid')))).toEqual(['ctl-yard-03']);
+    await page.getByLabel('Not seen for (days)').fill('');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.locator('tr[data-uuid="ctl-hall-02"]').waitFor();
+    await shot('devices');
+  });
+
+  it('stages and deploys a log level on the appconfig page', async () => {
+    await page.goto(`${cloud.url}/console#/appconfig`);
+    const row = page.locator('tr[data-function="svc-func-ota"]');
+    await row.waitFor();
+    await row.getByLabel('log level of svc-func-ota').selectOption('DEBUG');
+    await row.getByRole('button', { name: 'Stage' }).click();
+    await expect.poll(() => row.textContent()).toMatch(/v1 DEBUG/);
+    await row.getByRole('button', { name: 'Deploy' }).click();
+    await expect.poll(() => (cloud.adminJson('GET', '/appconfig/svc-func-ota') as Promise<{ body: any }>).then((r) => r.body.deployed?.configuration.logging)).toBe('DEBUG');
+    await expect.poll(() => row.textContent()).toMatch(/svc-func-otaDEBUG/);
+    await shot('appconfig');
+  });
+
+  it('shows the audit log: every console action with who did it and how', async () => {
+    await page.goto(`${cloud.url}/console#/audit`);
+    await page.locator('tr[data-action="deployAppConfig"]').waitFor();
+    const rows = await page.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1, 5).map((td) => td.textContent)));
+    expect(rows.slice(0, 5)).toEqual([
+      ['test', 'console', 'deployAppConfig', '202'],
+      ['test', 'console', 'stageAppConfig', '200'],
+      ['test', 'console', 'pauseRollout', '200'],
+      ['test', 'console', 'setRollout', '200'],
+      ['test', 'console', 'consoleLogin', '201'],
+    ]);
+    await shot('audit');
+  });
+
+  it('refuses a cross-origin form and a cross-origin fetch: the cookie alone changes nothing', async () => {
+    await page.goto(evilUrl);
+    await expect.poll(() => page.title()).toMatch(/^fetch /);
+    expect(await page.title()).toBe('fetch blocked'); // no CORS: the browser never lets it through
+    await page.evaluate("document.getElementById('f').submit()");
+    await page.waitForURL(/\/revoke$/);
+    const answer = JSON.parse((await page.locator('body').textContent()) ?? '{}');
+    expect(answer.error).toBe('csrf_check_failed');
+    const versions = (await cloud.adminJson('GET', TRACK)).body.versions;
+    expect(versions.map((v: any) => v.status)).toEqual(['RELEASED', 'RELEASED']);
+    expect(versions[1].rollout.state).toBe('paused');
+    // The same outside a browser: the session cookie without its CSRF token, or from another origin.
+    const cookies = Object.fromEntries((await context.cookies(cloud.url)).map((c) => [c.name, c.value]));
+    const cookie = `fleet_session=${cookies.fleet_session}; fleet_csrf=${cookies.fleet_csrf}`;
+    const noToken = await fetch(`${cloud.url}${TRACK}/2026.02.01/rollout/resume`, { method: 'POST', headers: { cookie } });
+    expect(noToken.status).toBe(403);
+    const otherOrigin = await fetch(`${cloud.url}${TRACK}/2026.02.01/rollout/resume`, { method: 'POST', headers: { cookie, 'x-csrf-token': cookies.fleet_csrf!, origin: evilUrl.slice(0, -1) } });
+    expect(otherOrigin.status).toBe(403);
+    expect(((await otherOrigin.json()) as any).error).toBe('csrf_check_failed');
+    const own = await fetch(`${cloud.url}${TRACK}/2026.02.01/rollout/resume`, { method: 'POST', headers: { cookie, 'x-csrf-token': cookies.fleet_csrf!, origin: cloud.url } });
+    expect(own.status).toBe(200);
+  });
+
+  it('an operator whose token subject holds HTML sees it as text; logging out clears the session', async () => {
+    await page.goto(`${cloud.url}/console`);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Super-user token (JWT)').waitFor();
+    expect(await context.cookies(cloud.url)).toEqual([]);
+    await login(XSS_SUBJECT);
+    expect(await page.locator('.subject').textContent()).toBe(XSS_SUBJECT);
+    await page.goto(`${cloud.url}/console#/audit`);
+    await page.locator('tr[data-action="consoleLogin"]').first().waitFor();
+    expect(await page.locator('td.actor').first().textContent()).toBe(XSS_SUBJECT);
+    expect(await page.locator('td.actor script').count()).toBe(0);
+    expect(await xssRan()).toBeNull();
+    await shot('audit-html-subject');
+  });
+});

@@ -1,0 +1,169 @@
+// The CloudStore contract for fleet operations (hosted images, rollouts and outcomes, the device
+// inventory and groups, the audit log), on both stores: SQLite and a real PostgreSQL server.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../cloud/store/postgres.ts';
+import { SqliteStore } from '../../cloud/store/sqlite.ts';
+import type { CloudStore, OtaCheckWrite, Rollout } from '../../cloud/store/types.ts';
+import { freshDatabase } from '../helpers/postgres.ts';
+
+const track = { class: 'ctl', productHex: '0x00000001', application: 'ctl' };
+const other = { ...track, productHex: '0x00000002' };
+const rel = (version: string, t = track) => ({ ...t, version, status: 'RELEASED' as const, releasedAt: '2026-01-01T00:00:00.000Z' });
+const rollout = (version: string, o: Partial<Rollout> = {}): Rollout => ({
+  ...track,
+  version,
+  percent: 10,
+  groups: ['beta'],
+  stepPercent: null,
+  stepEverySeconds: null,
+  errorThresholdPercent: 20,
+  minReports: 5,
+  state: 'active',
+  anchorAtMs: 1000,
+  pausedReason: null,
+  createdAt: 't0',
+  updatedAt: 't0',
+  ...o,
+});
+const check = (uuid: string, version: string, o: Partial<OtaCheckWrite> = {}): OtaCheckWrite => ({ uuid, at: '2026-03-01T00:00:00.000Z', version, track, offer: null, outcome: null, ...o });
+
+describe.each([
+  ['SQLite', async () => new SqliteStore(':memory:') as CloudStore],
+  ['PostgreSQL', async () => (await PostgresStore.connect(await freshDatabase())) as CloudStore],
+])('%s store, fleet operations', (_name, open) => {
+  let store: CloudStore;
+  beforeAll(async () => {
+    store = await open();
+  });
+  afterAll(() => store.close());
+
+  it('a release with a hosted image and a rollout is created in one go; a second one of that version stores nothing', async () => {
+    const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251));
+    const created = await store.createRelease({ ...rel('2026.02.01'), url: 'http://c/x.bin', size: bytes.length, sha256: 'ab'.repeat(32), chip: 'esp32s3', project: 'p' }, { image: bytes, rollout: rollout('2026.02.01') });
+    expect(created).toMatchObject({ version: '2026.02.01', hosted: true, chip: 'esp32s3', project: 'p', size: 70_000 });
+    const image = await store.getImage(track, '2026.02.01');
+    expect(image?.bytes.equals(bytes)).toBe(true);
+    expect(image).toMatchObject({ sha256: 'ab'.repeat(32), size: 70_000, status: 'RELEASED' });
+    expect(await store.listRollouts(track)).toEqual([rollout('2026.02.01')]);
+    // Same version again, with another image: refused, nothing of it stored.
+    expect(await store.createRelease(rel('2026.02.01'), { image: Buffer.from('other'), rollout: rollout('2026.02.01', { percent: 90 }) })).toBeNull();
+    expect((await store.getImage(track, '2026.02.01'))?.bytes.equals(bytes)).toBe(true);
+    expect((await store.listRollouts(track))[0]!.percent).toBe(10);
+    // A release without an image has none; revoking shows in the image's status.
+    await store.createRelease(rel('2026.03.01'));
+    expect(await store.getImage(track, '2026.03.01')).toBeNull();
+    expect((await store.listReleases(track)).find((r) => r.version === '2026.03.01')?.hosted).toBeUndefined();
+    await store.revokeRelease(track, '2026.02.01', 't');
+    expect((await store.getImage(track, '2026.02.01'))?.status).toBe('REVOKED');
+  });
+
+  it('tracks are listed with their counts and newest RELEASED version', async () => {
+    await store.createRelease(rel('2025.01.01', other));
+    expect(await store.listTracks()).toEqual([
+      { ...track, released: 1, revoked: 1, latest: '2026.03.01' },
+      { ...other, released: 1, revoked: 0, latest: '2025.01.01' },
+    ]);
+  });
+
+  it('rollouts: only for an existing release; updated only from the named state; deleted', async () => {
+    expect(await store.putRollout(rollout('2030.01.01'))).toBeNull();
+    expect(await store.putRollout(rollout('2026.03.01', { percent: 5, groups: [] }))).toMatchObject({ version: '2026.03.01', percent: 5, groups: [] });
+    const paused = await store.updateRollout(track, '2026.03.01', { state: 'paused', pausedReason: 'errors', updatedAt: 't1' }, 'active');
+    expect(paused).toMatchObject({ state: 'paused', pausedReason: 'errors', percent: 5, updatedAt: 't1' });
+    expect(await store.updateRollout(track, '2026.03.01', { state: 'paused', updatedAt: 't2' }, 'active')).toBeNull();
+    const resumed = await store.updateRollout(track, '2026.03.01', { state: 'active', pausedReason: null, percent: 50, anchorAtMs: 5000, groups: ['a', 'b'], updatedAt: 't3' });
+    expect(resumed).toMatchObject({ state: 'active', pausedReason: null, percent: 50, anchorAtMs: 5000, groups: ['a', 'b'] });
+    expect(await store.updateRollout(track, '2031.01.01', { state: 'active', updatedAt: 't' })).toBeNull();
+    expect(await store.deleteRollout(track, '2026.03.01')).toBe(true);
+    expect(await store.deleteRollout(track, '2026.03.01')).toBe(false);
+  });
+
+  it('groups: replaced per device, only for enrolled devices, looked up by name', async () => {
+    await store.putDevice('g-1', 'PEM', 't', 'Lobby <b>panel</b>');
+    await store.putDevice('g-2', 'PEM', 't');
+    expect(await store.setDeviceGroups('g-1', ['beta', 'lab'])).toBe(true);
+    expect(await store.setDeviceGroups('g-2', ['lab'])).toBe(true);
+    expect(await store.setDeviceGroups('nobody', ['beta'])).toBe(false);
+    expect([...(await store.devicesInGroups(['beta']))]).toEqual(['g-1']);
+    expect([...(await store.devicesInGroups(['lab', 'beta']))].sort()).toEqual(['g-1', 'g-2']);
+    await store.setDeviceGroups('g-1', ['lab']);
+    expect([...(await store.devicesInGroups(['beta']))]).toEqual([]);
+    expect((await store.getDevice('g-1'))?.label).toBe('Lobby <b>panel</b>');
+    // Re-enrolment without a label keeps the old one.
+    await store.putDevice('g-1', 'PEM-2', 't2');
+    expect((await store.getDevice('g-1'))?.label).toBe('Lobby <b>panel</b>');
+  });
+
+  it('OTA checks: recorded for enrolled devices only; an offer, then a success or a failure, counted per release', async () => {
+    for (const u of ['i-1', 'i-2', 'i-3']) await store.putDevice(u, 'PEM', 't');
+    await store.recordOtaChecks([
+      check('i-1', '2026.01.01', { offer: { version: '2026.03.01', fromVersion: '2026.01.01' } }),
+      check('i-2', '2026.01.01', { offer: { version: '2026.03.01', fromVersion: '2026.01.01' } }),
+      check('i-3', '2026.01.01', { offer: { version: '2026.03.01', fromVersion: '2026.01.01' } }),
+      check('ghost', '2026.01.01', { offer: { version: '2026.03.01', fromVersion: '2026.01.01' } }),
+    ]);
+    expect(await store.outcomeCounts(track, '2026.03.01')).toEqual({ pending: 3, succeeded: 0, failed: 0 });
+    const states = await store.getOtaCheckStates(['i-1', 'ghost']);
+    expect([...states.keys()]).toEqual(['i-1']);
+    expect(states.get('i-1')).toEqual({ uuid: 'i-1', lastCheckAt: '2026-03-01T00:00:00.000Z', offer: { track, version: '2026.03.01', fromVersion: '2026.01.01', at: '2026-03-01T00:00:00.000Z' } });
+    const later = '2026-03-02T00:00:00.000Z';
+    await store.recordOtaChecks([
+      check('i-1', '2026.03.01', { at: later, outcome: { track, version: '2026.03.01', result: 'succeeded' } }),
+      // A failure, offered again at once: it stays failed until it succeeds.
+      check('i-2', '2026.01.01', { at: later, outcome: { track, version: '2026.03.01', result: 'failed' }, offer: { version: '2026.03.01', fromVersion: '2026.01.01' } }),
+    ]);
+    expect(await store.outcomeCounts(track, '2026.03.01')).toEqual({ pending: 1, succeeded: 1, failed: 1 });
+    expect((await store.getOtaCheckStates(['i-1'])).get('i-1')).toEqual({ uuid: 'i-1', lastCheckAt: later, offer: null });
+    // A device removed takes its inventory with it; its outcomes stay counted.
+    await store.deleteDevice('i-3');
+    expect((await store.getOtaCheckStates(['i-3'])).size).toBe(0);
+    expect(await store.outcomeCounts(track, '2026.03.01')).toEqual({ pending: 1, succeeded: 1, failed: 1 });
+  });
+
+  it('inventory: one query with filters (track, version, not seen since, no backup since, search, group), paged by UUID', async () => {
+    await store.putDevice('s-old', 'PEM', 't');
+    await store.putDevice('s-new', 'PEM', 't', '100%_sure');
+    await store.putDevice('s-never', 'PEM', 't');
+    await store.recordOtaChecks([
+      check('s-old', '2025.12.01', { at: '2026-01-01T00:00:00.000Z' }),
+      check('s-new', '2026.03.01', { at: '2026-03-10T00:00:00.000Z', track: other }),
+    ]);
+    await store.putBackup('s-new', Buffer.from('FFCE0000'), 'e'.repeat(64), '2026-03-09T00:00:00.000Z');
+    await store.putBackup('s-old', Buffer.from('FFCE0000'), null, '2025-06-01T00:00:00.000Z');
+    await store.setDeviceGroups('s-new', ['beta']);
+    const uuids = async (f: Partial<Parameters<CloudStore['listInventory']>[0]>) => (await store.listInventory({ limit: 100, search: 's-', ...f })).map((d) => d.uuid);
+    expect(await uuids({})).toEqual(['s-never', 's-new', 's-old']);
+    expect(await uuids({ productHex: other.productHex })).toEqual(['s-new']);
+    expect(await uuids({ version: '2025.12.01' })).toEqual(['s-old']);
+    // Stragglers: not seen for N days and no backup for N days, together.
+    expect(await uuids({ notSeenSince: '2026-03-01T00:00:00.000Z' })).toEqual(['s-never', 's-old']);
+    expect(await uuids({ noBackupSince: '2026-01-01T00:00:00.000Z' })).toEqual(['s-never', 's-old']);
+    expect(await uuids({ notSeenSince: '2026-03-01T00:00:00.000Z', noBackupSince: '2025-01-01T00:00:00.000Z' })).toEqual(['s-never']);
+    expect(await uuids({ group: 'beta' })).toEqual(['s-new']);
+    // LIKE wildcards in a search are matched as themselves; the label is searched too, in any case.
+    expect(await uuids({ search: '100%_S' })).toEqual(['s-new']);
+    expect(await uuids({ search: '%' })).toEqual(['s-new']);
+    expect(await uuids({ after: 's-never', limit: 1 })).toEqual(['s-new']);
+    const [full] = await store.listInventory({ limit: 1, search: 's-new' });
+    expect(full).toMatchObject({
+      uuid: 's-new',
+      label: '100%_sure',
+      groups: ['beta'],
+      lastCheck: { at: '2026-03-10T00:00:00.000Z', version: '2026.03.01', track: other },
+      offer: null,
+      backup: { size: 8, etag: 'e'.repeat(64), lastBackupDate: '2026-03-09T00:00:00.000Z' },
+    });
+  });
+
+  it('audit log: appended, listed newest first, paged back', async () => {
+    for (let i = 0; i < 3; i++) {
+      await store.appendAudit({ at: `t${i}`, actor: `alice${i}`, via: 'console', action: 'releaseFirmware', method: 'PUT', path: '/admin/x', status: 201, details: i === 0 ? null : { n: i } });
+    }
+    const all = await store.listAudit({ limit: 10 });
+    expect(all.map((e) => e.actor)).toEqual(['alice2', 'alice1', 'alice0']);
+    expect(all[0]).toMatchObject({ via: 'console', action: 'releaseFirmware', status: 201, details: { n: 2 } });
+    expect(all[2]!.details).toBeNull();
+    const older = await store.listAudit({ limit: 1, beforeId: all[0]!.id });
+    expect(older.map((e) => e.actor)).toEqual(['alice1']);
+  });
+});

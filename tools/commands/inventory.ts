@@ -1,0 +1,198 @@
+// `fleet device list|show|groups` (the device inventory, docs/device-inventory.md), `fleet rollout …`
+// (staged rollouts, docs/staged-rollouts.md) and `fleet audit` (who changed what). Each prints a table
+// for people, or the API's JSON with --json for scripts.
+import type { Static } from '@sinclair/typebox';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { AuditList, Device, Rollout } from '../../cloud/schema/api.ts';
+import { path, type CloudClient } from '../client.ts';
+
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`must be a whole number: ${value}`);
+  return n;
+}
+
+function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+/** Fixed-width columns; the last one is not padded. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+const minute = (iso: string | undefined | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : '-');
+
+type DeviceView = Static<typeof Device> & { groups: string[] };
+
+function deviceRows(devices: DeviceView[]): string {
+  return table(
+    ['UUID', 'VERSION', 'TRACK', 'LAST CHECK', 'LAST BACKUP', 'GROUPS', 'LABEL'],
+    devices.map((d) => [
+      d.uuid,
+      d.last_check?.version ?? '-',
+      d.last_check ? `${d.last_check.class}/${d.last_check.product_hex}/${d.last_check.application}` : '-',
+      minute(d.last_check?.at),
+      minute(d.backup?.last_backup_date),
+      d.groups.join(',') || '-',
+      d.label ?? '',
+    ]),
+  );
+}
+
+interface ListOptions {
+  class?: string;
+  productHex?: string;
+  application?: string;
+  version?: string;
+  notSeenDays?: number;
+  notBackedUpDays?: number;
+  search?: string;
+  group?: string;
+  limit?: number;
+  all?: boolean;
+  json?: boolean;
+}
+
+export function inventoryCommands(device: Command, client: () => CloudClient): void {
+  device
+    .command('list')
+    .description('The device inventory: enrolment, last OTA check, last backup, groups (stragglers: --not-seen-days N --not-backed-up-days N)')
+    .option('--class <class>', 'last checked on this hardware class')
+    .option('--product-hex <hex>', 'last checked on this product')
+    .option('--application <app>', 'last checked for this application')
+    .option('--version <YYYY.MM.bb>', 'reported this version at its last check')
+    .option('--not-seen-days <n>', 'no OTA check for n days (or never)', wholeNumber)
+    .option('--not-backed-up-days <n>', 'no backup for n days (or none)', wholeNumber)
+    .option('--search <text>', 'a part of the UUID or label')
+    .option('--group <name>', 'in this group')
+    .option('--limit <n>', 'devices per page (default 1000)', wholeNumber)
+    .option('--all', 'every page, not only the first')
+    .option('--json', 'the API answer as JSON (for scripts)')
+    .action(async (o: ListOptions) => {
+      const query = new URLSearchParams();
+      const set = (k: string, v: string | number | undefined) => v !== undefined && query.set(k, String(v));
+      set('class', o.class);
+      set('product_hex', o.productHex);
+      set('application', o.application);
+      set('version', o.version);
+      set('not_seen_days', o.notSeenDays);
+      set('no_backup_days', o.notBackedUpDays);
+      set('search', o.search);
+      set('group', o.group);
+      set('limit', o.limit);
+      const devices: DeviceView[] = [];
+      let nextAfter: string | null = null;
+      do {
+        if (nextAfter) query.set('after', nextAfter);
+        const body = (await client().request('GET', `/admin/devices?${query}`)).body as { devices: DeviceView[]; next_after: string | null };
+        devices.push(...body.devices);
+        nextAfter = o.all ? body.next_after : null;
+        if (!o.all && body.next_after) process.stderr.write(`more devices: --all, or --limit; next page after ${body.next_after}\n`);
+      } while (nextAfter);
+      if (o.json) printJson({ devices });
+      else process.stdout.write(devices.length === 0 ? 'no devices\n' : deviceRows(devices));
+    });
+
+  device
+    .command('show')
+    .description('One device: enrolment, groups, last OTA check and the version it was offered, last backup')
+    .argument('<uuid>')
+    .option('--json', 'the API answer as JSON')
+    .action(async (uuid: string, o: { json?: boolean }) => {
+      const d = (await client().request('GET', path('admin', 'devices', uuid))).body as DeviceView & { public_key: string };
+      if (o.json) return printJson(d);
+      const lines = [
+        `device ${d.uuid}${d.label ? `  (${d.label})` : ''}`,
+        `  enrolled     ${d.enrolled_at}`,
+        `  groups       ${d.groups.join(', ') || '-'}`,
+        `  last check   ${d.last_check ? `${d.last_check.at}  ${d.last_check.version} on ${d.last_check.class}/${d.last_check.product_hex}/${d.last_check.application}` : 'never'}`,
+        `  offered      ${d.offer ? `${d.offer.version} (from ${d.offer.from_version}) at ${d.offer.at}` : '-'}`,
+        `  last backup  ${d.backup ? `${d.backup.last_backup_date}  ${d.backup.size} bytes  ETag ${d.backup.etag ?? '-'}` : 'none'}`,
+      ];
+      process.stdout.write(lines.join('\n') + '\n');
+    });
+
+  device
+    .command('groups')
+    .description("Replace a device's groups (a staged rollout may target groups); none to clear")
+    .argument('<uuid>')
+    .argument('[group...]')
+    .action(async (uuid: string, groups: string[]) => {
+      const d = (await client().request('PUT', path('admin', 'devices', uuid, 'groups'), { groups })).body as DeviceView;
+      process.stdout.write(`${d.uuid}: ${d.groups.join(', ') || 'no groups'}\n`);
+    });
+}
+
+type RolloutView = Static<typeof Rollout>;
+
+export function formatRollout(r: RolloutView): string {
+  const schedule = r.step_percent ? `, +${r.step_percent} % every ${r.step_every_seconds} s` : '';
+  return [
+    `rollout of ${r.version}: ${r.state.toUpperCase()} at ${r.effective_percent} %${schedule}${r.groups.length ? `, groups ${r.groups.join(', ')}` : ''}`,
+    `  outcomes: ${r.outcomes.succeeded} succeeded, ${r.outcomes.failed} failed, ${r.outcomes.pending} pending (pauses at ${r.error_threshold_percent} % failed of at least ${r.min_reports})`,
+    ...(r.paused_reason ? [`  paused: ${r.paused_reason}`] : []),
+  ].join('\n') + '\n';
+}
+
+export function rolloutCommands(program: Command, client: () => CloudClient): void {
+  const rollout = program.command('rollout').description('Staged rollouts of a release: show, set (start or raise), pause, resume, end');
+  const release = (cmd: Command) => cmd.argument('<class>').argument('<product_hex>').argument('<application>').argument('<version>').option('--json', 'the API answer as JSON');
+  const show = (o: { json?: boolean }, body: unknown) => (o.json ? printJson(body) : process.stdout.write(formatRollout(body as RolloutView)));
+
+  release(rollout.command('show').description('The rollout and its update outcomes')).action(async (c: string, p: string, a: string, v: string, o: { json?: boolean }) => {
+    show(o, (await client().request('GET', path('admin', 'firmware', c, p, a, v, 'rollout'))).body);
+  });
+  release(rollout.command('set').description('Start a rollout, or change the settings given (the others are kept)'))
+    .option('--percent <n>', 'devices whose stable bucket is below this percentage', wholeNumber)
+    .option('--groups <group...>', 'devices in these groups')
+    .option('--step-percent <n>', 'raise by this much…', wholeNumber)
+    .option('--step-every <seconds>', '…every so many seconds', wholeNumber)
+    .option('--no-schedule', 'raise by hand only')
+    .option('--error-threshold <percent>', 'pause when failed installs reach this share', wholeNumber)
+    .option('--min-reports <n>', '…once this many outcomes are in', wholeNumber)
+    .action(async (c: string, p: string, a: string, v: string, o: { json?: boolean; percent?: number; groups?: string[]; stepPercent?: number; stepEvery?: number; schedule: boolean; errorThreshold?: number; minReports?: number }) => {
+      const body: Record<string, unknown> = {};
+      if (o.percent !== undefined) body.percent = o.percent;
+      if (o.groups) body.groups = o.groups;
+      if (o.stepPercent !== undefined) body.step_percent = o.stepPercent;
+      if (o.stepEvery !== undefined) body.step_every_seconds = o.stepEvery;
+      if (!o.schedule) Object.assign(body, { step_percent: null, step_every_seconds: null });
+      if (o.errorThreshold !== undefined) body.error_threshold_percent = o.errorThreshold;
+      if (o.minReports !== undefined) body.min_reports = o.minReports;
+      show(o, (await client().request('PUT', path('admin', 'firmware', c, p, a, v, 'rollout'), body)).body);
+    });
+  for (const action of ['pause', 'resume'] as const) {
+    release(rollout.command(action).description(action === 'pause' ? 'Nobody new is offered the release' : 'Offer it again; the schedule counts from now')).action(
+      async (c: string, p: string, a: string, v: string, o: { json?: boolean }) => {
+        show(o, (await client().request('POST', path('admin', 'firmware', c, p, a, v, 'rollout', action))).body);
+      },
+    );
+  }
+  rollout
+    .command('end')
+    .description('End the rollout: every device is answered as the spec says')
+    .argument('<class>')
+    .argument('<product_hex>')
+    .argument('<application>')
+    .argument('<version>')
+    .action(async (c: string, p: string, a: string, v: string) => {
+      await client().request('DELETE', path('admin', 'firmware', c, p, a, v, 'rollout'));
+      process.stdout.write(`rollout of ${v} ended: released to every device\n`);
+    });
+}
+
+export function auditCommand(program: Command, client: () => CloudClient): void {
+  program
+    .command('audit')
+    .description('The audit log: who changed what, newest first')
+    .option('--limit <n>', 'entries (default 50)', wholeNumber, 50)
+    .option('--json', 'the API answer as JSON')
+    .action(async (o: { limit: number; json?: boolean }) => {
+      const body = (await client().request('GET', `/admin/audit?limit=${o.limit}`)).body as Static<typeof AuditList>;
+      if (o.json) return printJson(body);
+      process.stdout.write(table(['AT', 'WHO', 'VIA', 'ACTION', 'STATUS', 'PATH'], body.entries.map((e) => [e.at, e.actor, e.via, e.action, String(e.status), e.path])));
+    });
+}

@@ -1,0 +1,80 @@
+// `fleet firmware release … --image <file>`: the image is streamed to the cloud, which checks it and
+// hosts it (docs/firmware-images.md); with `--url` the image stays elsewhere (a CDN) and the same
+// checks run here, on the file, before its size and SHA-256 are sent. Either way a release whose image
+// names another version, chip or project is refused with both values named.
+import { Option, type Command } from 'commander';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { chipByName, CHIPS } from '../../firmware/image/chips.ts';
+import { checkReleaseImage } from '../../cloud/ota/release-checks.ts';
+import { path, type CloudClient } from '../client.ts';
+
+export interface ReleaseOptions {
+  url?: string;
+  size?: number;
+  sha256?: string;
+  image?: string;
+  chip: string;
+  project?: string;
+  rolloutPercent?: number;
+  rolloutGroups?: string[];
+  rolloutStepPercent?: number;
+  rolloutStepEvery?: number;
+  errorThreshold?: number;
+  minReports?: number;
+}
+
+/** The options `firmware release` adds for images and rollouts. */
+export function releaseOptions(cmd: Command, int: (v: string) => number): Command {
+  return cmd
+    .addOption(new Option('--chip <chip>', 'the chip the image must be built for').choices(Object.keys(CHIPS)).default('esp32s3'))
+    .option('--project <name>', "the project the image's app descriptor must name (default: the track's earlier images)")
+    .option('--rollout-percent <n>', 'stage the release: offer it to this percentage of devices (stable per UUID)', int)
+    .option('--rollout-groups <group...>', 'stage the release: offer it to these device groups')
+    .option('--rollout-step-percent <n>', 'raise the rollout by this much…', int)
+    .option('--rollout-step-every <seconds>', '…every so many seconds', int)
+    .option('--error-threshold <percent>', 'pause the rollout when failed installs reach this share (default 20)', int)
+    .option('--min-reports <n>', '…once this many outcomes are in (default 5)', int);
+}
+
+/** The rollout the options ask for (the API's RolloutSettings), or undefined: any rollout option stages the release, from 0 % unless given. */
+export function rolloutSettings(o: ReleaseOptions): Record<string, unknown> | undefined {
+  const body = Object.fromEntries(
+    Object.entries({
+      percent: o.rolloutPercent,
+      groups: o.rolloutGroups,
+      step_percent: o.rolloutStepPercent,
+      step_every_seconds: o.rolloutStepEvery,
+      error_threshold_percent: o.errorThreshold,
+      min_reports: o.minReports,
+    }).filter(([, v]) => v !== undefined),
+  );
+  if (Object.keys(body).length === 0) return undefined;
+  return { percent: 0, ...body };
+}
+
+export async function releaseFirmware(client: CloudClient, cls: string, productHex: string, application: string, version: string, o: ReleaseOptions): Promise<unknown> {
+  const rollout = rolloutSettings(o);
+  if (o.image && !o.url) {
+    const bytes = readFileSync(o.image);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const query = new URLSearchParams({ chip: o.chip, sha256, ...(o.project ? { project: o.project } : {}) });
+    // The same settings as query parameters (rollout_percent, rollout_groups=a,b, …).
+    for (const [k, v] of Object.entries(rollout ?? {})) query.set(`rollout_${k}`, Array.isArray(v) ? v.join(',') : String(v));
+    return (await client.upload('PUT', `${path('admin', 'firmware', cls, productHex, application, version, 'image')}?${query}`, o.image)).body;
+  }
+  const meta: Record<string, unknown> = {};
+  if (o.image) {
+    const bytes = readFileSync(o.image);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    // The cloud cannot check an image it does not host: the same checks run here.
+    checkReleaseImage(bytes, sha256, { version, chip: chipByName(o.chip), project: o.project });
+    meta.size = bytes.length;
+    meta.sha256 = sha256;
+  }
+  if (o.url) meta.url = o.url;
+  if (o.size !== undefined) meta.size = o.size;
+  if (o.sha256) meta.sha256 = o.sha256;
+  if (rollout) meta.rollout = rollout;
+  return (await client.request('PUT', path('admin', 'firmware', cls, productHex, application, version), meta)).body;
+}
