@@ -10,8 +10,9 @@ import { mintToken } from '../cloud/auth/jwt.ts';
 import { loadConfig } from '../cloud/config.ts';
 import { startCloudServer, type RunningCloud } from '../cloud/server.ts';
 import { VirtualAir } from '../firmware/virtual-esp32/air.ts';
-import { firmwareImage } from '../firmware/virtual-esp32/firmware-image.ts';
-import { bssidOf } from '../firmware/virtual-esp32/xs-board.ts';
+import { CHIPS } from '../firmware/image/chips.ts';
+import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-image.ts';
+import { softApMac as bssidOf } from '../firmware/virtual-esp32/radio.ts';
 import type { BenchBoard } from './board.ts';
 import type { Broker } from './broker.ts';
 import { renderPng } from './oled.ts';
@@ -100,7 +101,7 @@ export class ScenarioContext {
     const site = this.rig.siteWifi;
     this.air.addInfrastructureAp({ ssid: site.ssid, password: site.password, bssid: 'AC:DE:48:00:00:01', position: site.position });
     for (const spec of this.rig.boards) {
-      this.boards.push(createBoard(structuredClone(spec), { air: this.air, mqtt: this.broker.bridge, workDir: this.workDir, settings: this.firmwareSettings }, this.image));
+      this.boards.push(createBoard(structuredClone(spec), { air: this.air, workDir: this.workDir, settings: this.firmwareSettings }, this.image));
     }
     // Physical boards: identity read from them, factory state, held in reset until powered on.
     await Promise.all(this.boards.map((b) => b.prepare?.()));
@@ -198,6 +199,16 @@ export class ScenarioContext {
     const bytes = Buffer.from(image ?? (await firmwareImage(version)));
     this.images.set(`/fw/${name}.bin`, bytes);
     return { url: `http://${this.rig.benchHost}:${(this.imageServer.address() as AddressInfo).port}/fw/${name}.bin`, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  }
+
+  /** The app image of `version` built for this board (its role, class and build, this bench's settings). */
+  imageFor(board: BenchBoard, version: string): Promise<Uint8Array> {
+    const s = board.spec;
+    const variant = variantOf(
+      { role: s.role, hardwareClass: s.hardwareClass, productHex: s.productHex, build: s.build, ...(s.ethernetMac ? { ethernetMac: s.ethernetMac } : {}) },
+      { settings: this.firmwareSettings as Record<string, number> },
+    );
+    return firmwareImage(version, { chip: CHIPS[s.chip], variant });
   }
 
   /** The SoftAP BSSID of a board (what a station sees). */

@@ -1,5 +1,6 @@
-// A virtual board: a virtual ESP32-S3 (firmware/virtual-esp32/virtual-esp32.ts) whose firmware runs in XS
-// (XsBoard) with its flash image and file system, fuse key and radios in the shared virtual air.
+// A virtual board: a virtual ESP32-S3 (firmware/virtual-esp32/virtual-esp32.ts) whose firmware is the
+// Moddable SDK's host build of the product (SdkBoard, firmware/virtual-esp32/board.ts) with its flash
+// image and file system, fuse key and radios in the shared virtual air.
 // Its UART0 is a real pseudo-terminal pair, read and written by the harness through node-serialport
 // exactly as a board on a USB adapter, and the same UART is served over RFC 2217 on a loopback port
 // (rfc2217Url), where DTR and RTS reach EN and IO0 as through a DevKitC's auto-reset circuit. On the
@@ -11,7 +12,7 @@ import type { VirtualAir } from '../firmware/virtual-esp32/air.ts';
 import type { ResetReason } from '../firmware/virtual-esp32/boot-log.ts';
 import { Rfc2217Server } from '../firmware/virtual-esp32/rfc2217/server.ts';
 import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/virtual-esp32/virtual-esp32.ts';
-import { XsBoard, type MeterTotals, type MqttBridge } from '../firmware/virtual-esp32/xs-board.ts';
+import { SdkBoard } from '../firmware/virtual-esp32/board.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
 import { openPtyPair, type PtyPair } from './pty.ts';
@@ -20,7 +21,6 @@ import { SerialConsole } from './serial-console.ts';
 
 export interface VirtualEnvironment {
   air: VirtualAir;
-  mqtt: MqttBridge;
   workDir: string;
   /** Firmware settings for every virtual board (e.g. shorter display times on a bench). */
   settings?: Record<string, unknown>;
@@ -30,7 +30,9 @@ export interface VirtualEnvironment {
 const RFC2217_HOST = '127.0.0.1';
 
 export class VirtualBoard implements BenchBoard {
-  private xs: XsBoard | undefined;
+  private xs: SdkBoard | undefined;
+  /** The listeners' ports, kept across resets (the board's port 80: its URLs stay). */
+  private readonly listenerPorts = new Map<string, number>();
   private chip: VirtualEsp32 | undefined;
   private rfc2217: Rfc2217Server | undefined;
   private pty: PtyPair | undefined;
@@ -39,15 +41,15 @@ export class VirtualBoard implements BenchBoard {
   private stopped = false;
   /** Every reboot the firmware asked for, with its reason. */
   readonly reboots: string[] = [];
-  /** Meter totals of each boot (the XS computrons and heap growth of the boot command). */
-  readonly bootMeters: MeterTotals[] = [];
+  /** The firmware's CPU time (ms) at the end of each boot. */
+  readonly bootCpuMs: number[] = [];
 
   constructor(
     readonly spec: BoardSpec,
     private readonly env: VirtualEnvironment,
   ) {}
 
-  get engine(): XsBoard {
+  get engine(): SdkBoard {
     if (!this.xs) throw new Error(`board ${this.spec.id} is not running${this.chip?.halted ? ` (${this.chip.halted})` : this.chip ? ` (${this.chip.mode})` : ''}`);
     return this.xs;
   }
@@ -118,10 +120,7 @@ export class VirtualBoard implements BenchBoard {
   /** ROM, bootloader and firmware of the slot it picks (the chip calls this when IO0 was high at reset). */
   private async startApp(reset: ResetReason): Promise<AppHandle> {
     const s = this.spec;
-    // The engine is the board's from the start: console input typed while it boots waits in the
-    // worker's queue, as it would in a UART's buffer.
-    const xs = await XsBoard.start({
-      deferBoot: true,
+    const xs = await SdkBoard.start({
       reset,
       identity: {
         uuid: s.uuid,
@@ -139,15 +138,12 @@ export class VirtualBoard implements BenchBoard {
       flashSizeBytes: s.flashSizeBytes,
       adminPassword: s.adminPassword,
       air: this.env.air,
-      mqtt: this.env.mqtt,
       position: s.position,
+      listenerPorts: this.listenerPorts,
+      // The figure runs report what the firmware held live (harness/scale.ts).
+      heapSampleMs: 250,
       settings: this.env.settings ?? {},
-      onConsoleLine: (line) => {
-        // The host announces the interfaces' addresses before the firmware's boot line, as a
-        // Moddable board logs `board: <iface>: listening on <address>:80` (serial-board.ts reads either).
-        if (line.startsWith('LOG INFO boot: ')) for (const [iface, url] of Object.entries(this.xs?.urls ?? {})) this.chip?.transmitLine(`HOST ${iface}: listening on ${url.slice('http://'.length)}`);
-        this.chip?.transmitLine(line);
-      },
+      onConsoleLine: (line) => this.chip?.transmitLine(line),
       onReboot: (reason) => {
         this.reboots.push(reason);
         // esp_restart(): a software reset, through the bootloader again.
@@ -155,16 +151,9 @@ export class VirtualBoard implements BenchBoard {
       },
     });
     this.xs = xs;
-    try {
-      await xs.boot();
-    } catch (err) {
-      await xs.close();
-      this.xs = undefined;
-      throw err;
-    }
-    this.bootMeters.push({ ...xs.meter });
+    this.bootCpuMs.push(xs.cpuMs());
     return {
-      consoleInput: (line) => void xs.send({ type: 'console', line }).catch(() => undefined),
+      receive: (bytes) => xs.uartReceive(bytes),
       stop: async () => {
         if (this.xs === xs) this.xs = undefined;
         await xs.close();

@@ -7,10 +7,11 @@
 // (mc/config, xsl, mc.xs.c), and each mc.so is kept under the hash of its configuration and of the
 // sources it was built from.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FirmwareBuildError, NO_LAUNCH } from '../../tools/moddable/firmware-build.ts';
+import { ruleDigest } from '../../tools/moddable/makefile.ts';
 import { runStep, tail } from '../../tools/moddable/process.ts';
 import { ensureSdkTools, REPO_ROOT, takeLock, type SdkTools } from '../../tools/moddable/sdk.ts';
 
@@ -137,9 +138,22 @@ async function buildVariant(config: Record<string, unknown>, log: (line: string)
     const out = join(root, 'out');
     mkdirSync(out, { recursive: true });
     log(`virtual board firmware: building ${key} (${JSON.stringify(config)})`);
-    const generate = await runStep('mcconfig', ['-p', 'lin', '-o', out, join(app, 'manifest.json')], { env });
-    if (generate.code !== 0) throw new FirmwareBuildError('mcconfig', `mcconfig -p lin failed:\n${tail(generate.output)}`);
-    const makefile = findMakefile(join(out, 'tmp', 'lin'));
+    const generate = () => runStep('mcconfig', ['-p', 'lin', '-o', out, join(app, 'manifest.json')], { env });
+    let generated = await generate();
+    if (generated.code !== 0) throw new FirmwareBuildError('mcconfig', `mcconfig -p lin failed:\n${tail(generated.output)}`);
+    let makefile = findMakefile(join(out, 'tmp', 'lin'));
+    // A manifest that now maps a module to another source: the earlier output cannot be trusted.
+    const rules = ruleDigest(readFileSync(makefile, 'utf8'));
+    const rulesFile = join(out, 'rules.sha256');
+    if (existsSync(rulesFile) && readFileSync(rulesFile, 'utf8') !== rules) {
+      log('virtual board firmware: the manifests map modules differently now: building from scratch');
+      rmSync(join(out, 'tmp'), { recursive: true, force: true });
+      rmSync(join(out, 'bin'), { recursive: true, force: true });
+      generated = await generate();
+      if (generated.code !== 0) throw new FirmwareBuildError('mcconfig', `mcconfig -p lin failed:\n${tail(generated.output)}`);
+      makefile = findMakefile(join(out, 'tmp', 'lin'));
+    }
+    writeFileSync(rulesFile, rules);
     const make = await runStep('make', ['-f', makefile, ...NO_LAUNCH, 'build'], { env, cwd: join(makefile, '..') });
     if (make.code !== 0) throw new FirmwareBuildError('make', `the host build failed:\n${tail(make.output, 40)}`);
     const library = findFile(join(out, 'bin', 'lin'), 'mc.so');

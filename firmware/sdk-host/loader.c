@@ -14,12 +14,16 @@
  *         loader makes a pseudo-terminal, keeps its other end at fd 9 (config.console.device is
  *         /proc/self/fd/9) and copies bytes between the pseudo-terminal and fd 5.
  *   1     trace() output.
- * Exit status: 0 powered off (SIGTERM), 3 esp_restart, 64 + XS's status when XS aborts (65: memory
- * full, as xsMemoryFullExit on the chip, where abort restarts the chip), 70 the chip is gone.
+ * Exit status: 0 powered off (SIGTERM), 3 esp_restart, 4 a panic (a fault in native code: the chip's
+ * panic handler prints a backtrace and resets; so does this, with the host's addresses), 64 + XS's
+ * status when XS aborts (65: memory full, as xsMemoryFullExit on the chip, where abort restarts the
+ * chip), 70 the chip is gone.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <glib.h>
 #include <glib-unix.h>
@@ -35,6 +39,21 @@
 
 static GMainLoop *gLoop;
 static int gUart = -1;
+
+#define kPanicExit 4
+
+/* The panic handler: what faulted, and a backtrace (addresses in mc.so; addr2line on the unstripped
+ * build names them), then a reset. Only async-signal-safe calls. */
+static void onFault(int signal)
+{
+	void *frames[48];
+	char line[96];
+	int count = backtrace(frames, 48);
+	int length = snprintf(line, sizeof(line), "Guru Meditation Error: signal %d (%s). Backtrace:\n", signal, strsignal(signal));
+	write(2, line, length);
+	backtrace_symbols_fd(frames, count, 2);
+	_exit(kPanicExit);
+}
 
 static void onAbort(txScreen *screen, int status)
 {
@@ -144,6 +163,14 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	struct sigaction fault = {0};
+	fault.sa_handler = onFault;
+	fault.sa_flags = SA_RESETHAND;
+	sigaction(SIGSEGV, &fault, NULL);
+	sigaction(SIGBUS, &fault, NULL);
+	sigaction(SIGFPE, &fault, NULL);
+	sigaction(SIGILL, &fault, NULL);
+	sigaction(SIGABRT, &fault, NULL);
 	gLoop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGTERM, onSignal, NULL);
 	g_unix_signal_add(SIGINT, onSignal, NULL);

@@ -26,6 +26,7 @@ import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, firmwareImage, productPartitions, va
 import { FirmwareProcess, type FirmwareEnd, type HeapFigures } from './firmware-process.ts';
 import { FlashImage } from './flash-image.ts';
 import { BoardNetwork } from './network.ts';
+import { Nvs } from './nvs.ts';
 import { framebufferText } from './oled-text.ts';
 import { Ssd1306 } from './oled-controller.ts';
 import { OtaSlots } from './ota-slots.ts';
@@ -71,6 +72,13 @@ export interface SdkBoardOptions {
   onReboot?: (reason: string) => void;
   /** The task watchdog: a main loop that does not answer for this long resets the chip (default 5 s, ESP-IDF's). */
   watchdogMs?: number;
+  /** The listeners' ports by address, kept by an owner that starts the board again after a reset. */
+  listenerPorts?: Map<string, number>;
+  /**
+   * Samples the heaps this often (a garbage collection first, so the figures are what is live), for
+   * heapLive: the most a run needed. Unset: the watchdog pings once a second without collecting.
+   */
+  heapSampleMs?: number;
 }
 
 /** More resets than this within RESET_WINDOW_MS: the board stays down (a boot loop). */
@@ -96,6 +104,8 @@ export class SdkBoard {
   clockOffsetMs = 0;
   position: Position;
   bootResult: unknown;
+  /** The most the heaps held live (after a collection) in any sample since the firmware started (heapSampleMs). */
+  heapLive = { chunkBytes: 0, slots: 0, samples: 0 };
   private readonly chip: ChipSpec;
   private readonly fuseKey: Buffer;
   private readonly hosts: Record<Iface, string>;
@@ -143,6 +153,7 @@ export class SdkBoard {
     });
     this.network = new BoardNetwork({
       addresses,
+      ...(o.listenerPorts ? { ports: o.listenerPorts } : {}),
       link: () => ({
         ethernet: this.radio.ethernetUp,
         ap: this.radio.ap !== null,
@@ -191,7 +202,7 @@ export class SdkBoard {
     this.spi = FlashImage.open(this.o.flashImage ?? `${this.o.flashDir}.bin`, this.o.flashSizeBytes ?? DEFAULT_FLASH_BYTES);
     if (this.spi.created) {
       flashFactoryImages(this.spi, { chip: this.chip, table: productPartitions(), app: await firmwareImage(this.o.identity.firmwareVersion, { chip: this.chip, variant: this.variant }) });
-      writeFactoryUuid(this.o.flashDir, this.o.identity.uuid);
+      writeFactoryUuid(new Nvs(this.spi, productPartitions()), this.o.identity.uuid);
     }
     await this.runFromFlash(reset);
   }
@@ -258,6 +269,7 @@ export class SdkBoard {
         network: this.network,
         addresses: { ethernet: this.hosts.ethernet, ap: this.hosts.softap, station: this.hosts.station },
         ota,
+        nvs: new Nvs(this.spi!, app.table),
         panel: this.panel,
         checkPower: () => undefined,
         restart: () => undefined,
@@ -333,15 +345,25 @@ export class SdkBoard {
     return true;
   }
 
-  /** The task watchdog: a ping every second; a main loop that leaves one unanswered for watchdogMs is stuck. */
+  /**
+   * The task watchdog: a ping every second (or every heapSampleMs, collecting first); a main loop that
+   * leaves one unanswered for watchdogMs is stuck.
+   */
   private startWatchdog(): void {
     this.stopWatchdog();
     const firmware = this.firmware;
+    const collect = this.o.heapSampleMs !== undefined;
+    this.heapLive = { chunkBytes: 0, slots: 0, samples: 0 };
     this.watchdog = setInterval(() => {
       if (this.watchdogBusy || !firmware?.running) return;
       this.watchdogBusy = true;
-      void firmware.ping({ timeoutMs: this.o.watchdogMs ?? 5000 }).then((figures) => {
+      void firmware.ping({ collect, timeoutMs: this.o.watchdogMs ?? 5000 }).then((figures) => {
         this.watchdogBusy = false;
+        if (figures && collect) {
+          this.heapLive.chunkBytes = Math.max(this.heapLive.chunkBytes, figures.chunkBytes);
+          this.heapLive.slots = Math.max(this.heapLive.slots, figures.slots);
+          this.heapLive.samples++;
+        }
         if (figures || !firmware.running || this.firmware !== firmware || this.closed) return;
         this.reboots.push('watchdog: the main loop did not answer');
         this.hostLine(`firmware fault (task watchdog: no answer for ${(this.o.watchdogMs ?? 5000) / 1000} s): reset`);
@@ -351,7 +373,7 @@ export class SdkBoard {
         }
         void this.reset('watchdog', 'task watchdog');
       });
-    }, 1000);
+    }, this.o.heapSampleMs ?? 1000);
     this.watchdog.unref();
   }
 
@@ -535,7 +557,7 @@ export class SdkBoard {
 
 function describeEnd(end: FirmwareEnd): string {
   if (end.kind === 'abort') return `XS abort: ${end.why}`;
-  if (end.kind === 'crash') return end.detail;
+  if (end.kind === 'crash' || end.kind === 'panic') return end.detail;
   return end.kind;
 }
 

@@ -54,6 +54,10 @@ export const CHIP_CALLS = {
   otaMarkValid: { id: 46, args: [], result: ['bool'], doc: 'esp_ota_mark_app_valid_cancel_rollback: true when the slot was PENDING_VERIFY' },
   i2cWrite: { id: 50, args: ['int', 'bytes', 'bool'], result: ['int'], doc: 'an I2C write to the 7-bit address (stop condition or not): 0, or the error' },
   i2cRead: { id: 51, args: ['int', 'int'], result: ['int', 'bytes'], doc: 'an I2C read of length bytes: 0 and the bytes, or the error' },
+  nvsGet: { id: 55, args: ['string', 'string'], result: ['int', 'int', 'string', 'bytes'], doc: "nvs_get_* of a namespace's key: its kind (0 none, 1 boolean, 2 integer, 3 string, 4 blob), then the integer (or boolean), string or blob" },
+  nvsSet: { id: 56, args: ['string', 'string', 'int', 'int', 'string', 'bytes'], result: [], doc: 'nvs_set_* and nvs_commit: namespace, key, kind as nvsGet answers it, and its value' },
+  nvsDelete: { id: 57, args: ['string', 'string'], result: [], doc: 'nvs_erase_key and nvs_commit (a missing key is no error)' },
+  nvsKeys: { id: 58, args: ['string'], result: ['string'], doc: "the namespace's keys (nvs_entry_find), separated by newlines" },
   pong: { id: 60, args: ['int', 'int', 'int', 'int', 'int', 'int', 'int'], result: [], doc: "the answer to a ping: its sequence, then the chunk heap's current, peak and maximum bytes and the slot heap's current, peak and maximum slots" },
 } as const satisfies Record<string, CallSpec>;
 

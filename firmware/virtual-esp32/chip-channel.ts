@@ -66,7 +66,7 @@ function frame(code: number, payload: Buffer): Buffer {
 }
 
 export class ChipChannel {
-  private pending = Buffer.alloc(0);
+  private pending: Buffer = Buffer.alloc(0);
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
   /** The last calls ("<name>"), for diagnosing a board that seems stuck. */

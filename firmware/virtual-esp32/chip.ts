@@ -5,6 +5,7 @@
 import { createHmac } from 'node:crypto';
 import type { ChipCallHandlers } from './chip-calls.ts';
 import type { BoardNetwork } from './network.ts';
+import type { Nvs } from './nvs.ts';
 import type { OtaSlots, OtaUpdate, AppSlotInfo } from './ota-slots.ts';
 import { macBytes, macString, type Radio } from './radio.ts';
 import { SSD1306_ADDRESS, type Ssd1306 } from './oled-controller.ts';
@@ -17,6 +18,7 @@ export interface ChipParts {
   /** The interfaces' loopback addresses, for Net.get. */
   addresses: { ethernet: string; ap: string; station: string };
   ota: OtaSlots;
+  nvs: Nvs;
   /** The panel on the I2C bus, or undefined when the board has none (no device answers at 0x3C). */
   panel: Ssd1306 | undefined;
   /** A power cut stops flash writes (OTA) as it stops the file system. */
@@ -139,6 +141,23 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
       return invalid ? [true, ...app(invalid)] : [false, '', '', '', ''];
     },
     otaMarkValid: () => [p.ota.markValid()],
+    nvsGet: (domain, key) => {
+      const v = p.nvs.get(domain, key);
+      if (v === undefined) return [0, 0, '', new Uint8Array(0)];
+      if (typeof v === 'boolean') return [1, v ? 1 : 0, '', new Uint8Array(0)];
+      if (typeof v === 'number') return [2, v, '', new Uint8Array(0)];
+      if (typeof v === 'string') return [3, 0, v, new Uint8Array(0)];
+      return [4, 0, '', v];
+    },
+    nvsSet: (domain, key, kind, integer, text, blob) => {
+      p.nvs.set(domain, key, kind === 1 ? integer !== 0 : kind === 2 ? integer : kind === 3 ? text : blob);
+      return [];
+    },
+    nvsDelete: (domain, key) => {
+      p.nvs.delete(domain, key);
+      return [];
+    },
+    nvsKeys: (domain) => [p.nvs.keys(domain).join('\n')],
     i2cWrite: (address, bytes) => {
       if (address !== SSD1306_ADDRESS || !p.panel) return [I2C_NACK];
       p.panel.write(bytes);

@@ -32,6 +32,12 @@ export function variantOf(identity: Pick<DeviceIdentity, 'role' | 'hardwareClass
   };
 }
 
+/**
+ * The payload of an image that verifies but never comes up: not a shared object, so the loader cannot
+ * map it and the chip resets before the firmware has marked itself valid (a crash at start).
+ */
+export const UNLOADABLE_FIRMWARE = new TextEncoder().encode('not an ELF shared object: a firmware that cannot start\n');
+
 let partitions: PartitionEntry[] | undefined;
 const images = new Map<string, Promise<Uint8Array>>();
 const firmwares = new Map<string, Promise<Uint8Array>>();

@@ -10,6 +10,8 @@ import { ChipChannel } from './chip-channel.ts';
 
 /** loader.c's exit statuses. */
 export const EXIT_RESTART = 3;
+/** A fault in native code: the loader's panic handler printed a backtrace. */
+export const EXIT_PANIC = 4;
 export const EXIT_ABORT_BASE = 64;
 export const EXIT_CHIP_GONE = 70;
 
@@ -28,6 +30,7 @@ const ABORTS: Record<number, string> = {
 
 export type FirmwareEnd =
   | { kind: 'restart' }
+  | { kind: 'panic'; detail: string }
   | { kind: 'abort'; status: number; why: string }
   | { kind: 'off' }
   | { kind: 'crash'; detail: string };
@@ -65,7 +68,7 @@ export class FirmwareProcess {
 
   constructor(o: FirmwareProcessOptions) {
     this.child = spawn(o.loader, [o.firmware], { cwd: o.flashDir, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] });
-    const [, stdout, stderr, calls, events, uart] = this.child.stdio as [null, Readable, Readable, Readable & Writable, Writable, Readable & Writable];
+    const [, stdout, stderr, calls, events, uart] = this.child.stdio as unknown as [null, Readable, Readable, Readable & Writable, Writable, Readable & Writable];
     this.uart = uart;
     uart.on('data', (chunk: Buffer) => o.onUart(new Uint8Array(chunk)));
     uart.on('error', () => undefined);
@@ -171,6 +174,7 @@ export class FirmwareProcess {
 
 function endOf(code: number | null, signal: NodeJS.Signals | null, stderr: string): FirmwareEnd {
   if (code === EXIT_RESTART) return { kind: 'restart' };
+  if (code === EXIT_PANIC) return { kind: 'panic', detail: /Guru Meditation Error: (.*?)\. Backtrace/.exec(stderr)?.[1] ?? 'a fault in native code' };
   if (code !== null && code > EXIT_ABORT_BASE && code < EXIT_ABORT_BASE + 16) {
     const status = code - EXIT_ABORT_BASE;
     return { kind: 'abort', status, why: ABORTS[status] ?? `XS status ${status}` };

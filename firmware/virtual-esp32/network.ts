@@ -22,6 +22,8 @@ export type NetIface = 'ethernet' | 'ap' | 'station';
 export interface NetworkOptions {
   /** The loopback address of each interface. */
   addresses: Record<NetIface, string>;
+  /** The port each listening address keeps (kept by the owner across boards started again). */
+  ports?: Map<string, number>;
   /** What the radios say now: which interfaces are up, and the station's AP. */
   link: () => { ethernet: boolean; ap: boolean; station: { apAddress: string; infrastructure: boolean } | null };
   /** Addresses that are some board's SoftAP (reachable only by association). */
@@ -38,12 +40,14 @@ const NTP_EPOCH_OFFSET = 2_208_988_800;
 
 export class BoardNetwork {
   /** The port each listening address keeps (the board's port 80). */
-  private readonly ports = new Map<string, number>();
+  private readonly ports: Map<string, number>;
   private readonly standIns = new Map<string, Server>();
   private ntp: UdpSocket | undefined;
   private ntpPort = 0;
 
-  constructor(private readonly o: NetworkOptions) {}
+  constructor(private readonly o: NetworkOptions) {
+    this.ports = o.ports ?? new Map();
+  }
 
   /** Starts the board's NTP server (once). */
   async start(): Promise<void> {

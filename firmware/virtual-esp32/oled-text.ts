@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const FONT_DIR = fileURLToPath(new URL('../../src/platform/moddable/font/', import.meta.url));
+const FONT_DIR = fileURLToPath(new URL('../src/platform/moddable/font/', import.meta.url));
 const FIRST = 0x20;
 const LAST = 0x7e;
 const CELL = 6;

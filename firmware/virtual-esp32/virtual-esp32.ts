@@ -1,6 +1,6 @@
 // A virtual ESP32 seen from its pins: power, EN and IO0 (through the auto-reset circuit or the BOOT
 // button, strapping.ts), and UART0. When it leaves reset it latches IO0: high, the ROM boots from
-// flash and the app runs (the owner's startApp: ROM, bootloader and firmware, xs-board.ts); low, the
+// flash and the app runs (the owner's startApp: ROM, bootloader and firmware, board.ts); low, the
 // ROM waits for download and UART0 speaks the bootloader protocol (rom/loader.ts) at the line's
 // baud rate (uart.ts). One mode at a time; transitions happen in order.
 import type { ChipSpec } from '../image/chips.ts';
@@ -17,8 +17,8 @@ import { PacedLine } from './uart.ts';
 export const ROM_BAUD = 115200;
 
 export interface AppHandle {
-  /** A line typed on the console. */
-  consoleInput(line: string): void;
+  /** Bytes on UART0's RX pin while the app runs (the firmware's console). */
+  receive(bytes: Uint8Array): void;
   stop(): Promise<void>;
 }
 
@@ -47,10 +47,8 @@ export class VirtualEsp32 {
   private readonly tx: PacedLine;
   private readonly rx: PacedLine;
   private readonly slip: SlipDecoder;
-  /** Console input in app mode: UTF-8, cut into lines. */
-  private decoder = new TextDecoder();
-  private pendingLine = '';
-  private readonly pendingLines: string[] = [];
+  /** Console input that arrived while the app was starting: the UART's RX buffer. */
+  private readonly pending: Uint8Array[] = [];
   private transition: Promise<void> = Promise.resolve();
   private failure: Error | null = null;
   private powered = false;
@@ -132,14 +130,8 @@ export class VirtualEsp32 {
   receive(bytes: Uint8Array): void {
     if (this.mode === 'download') return this.rx.push(bytes);
     if (this.mode !== 'app' && this.mode !== 'starting') return;
-    this.pendingLine += this.decoder.decode(bytes, { stream: true });
-    let nl: number;
-    while ((nl = this.pendingLine.indexOf('\n')) >= 0) {
-      const line = this.pendingLine.slice(0, nl).replace(/\r$/, '');
-      this.pendingLine = this.pendingLine.slice(nl + 1);
-      if (this.app) this.app.consoleInput(line);
-      else this.pendingLines.push(line);
-    }
+    if (this.app) this.app.receive(bytes);
+    else this.pending.push(bytes.slice());
   }
 
   /** RFC 2217 PURGE-DATA (receive side): what is still on the wire towards the chip is dropped. */
@@ -161,9 +153,7 @@ export class VirtualEsp32 {
     const app = this.app;
     this.app = null;
     this.closeLoader();
-    this.pendingLine = '';
-    this.decoder = new TextDecoder();
-    this.pendingLines.length = 0;
+    this.pending.length = 0;
     this.mode = 'off';
     await app?.stop();
   }
@@ -194,7 +184,7 @@ export class VirtualEsp32 {
       return;
     }
     this.mode = 'app';
-    for (const line of this.pendingLines.splice(0)) this.app.consoleInput(line);
+    for (const bytes of this.pending.splice(0)) this.app.receive(bytes);
   }
 
   private enterDownload(reset: ResetReason): void {

@@ -1,9 +1,9 @@
 // `fleet image`: build and inspect ESP-IDF app images and the partition table (DESIGN.md section 7).
-//   fleet image build --version 2026.03.01 -o fw.bin   an app image carrying the XS firmware bundle
+//   fleet image build --version 2026.03.01 -o fw.bin   an app image carrying the firmware built for virtual boards
 //   fleet image info <file> [--json]                    validates and describes any ESP32 app image
 //   fleet image partitions -o partitions.bin           firmware/partitions.csv in ESP-IDF's binary form
 // `info` exits 1 when the bootloader would refuse the image.
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { chipByName } from '../../firmware/image/chips.ts';
@@ -36,17 +36,26 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
 
   image
     .command('build')
-    .description('Build an app image of the firmware: esp_app_desc_t with the version, the XS bundle in a data segment')
+    .description("Build an app image of a virtual board's firmware: esp_app_desc_t with the version, the Moddable SDK's host build in a data segment")
     .requiredOption('--version <YYYY.MM.bb>', 'the version written into the app descriptor', version)
     .requiredOption('-o, --output <file>', 'where to write the image')
     .option('--chip <name>', 'target chip', chip, 'esp32s3')
     .option('--project <name>', 'esp_app_desc_t project_name', DEFAULT_PROJECT_NAME)
-    .option('--bundle <file>', 'an XS bundle (one script) instead of the firmware built from firmware/src')
-    .action(async (o: { version: string; output: string; chip: string; project: string; bundle?: string }) => {
+    .addOption(new Option('--role <role>', 'the build: a controller or a client').choices(['controller', 'client']).default('controller'))
+    .addOption(new Option('--build <kind>', 'production or debug (the fault command, 30 min provisioning)').choices(['production', 'debug']).default('production'))
+    .option('--class <hardware-class>', 'the hardware class built in (config hardware_class)', 'ctl-s3')
+    .option('--product <0x...>', 'the product id built in (config product_hex)', '0x00C0FFEE')
+    .option('--firmware <file>', 'a built firmware (mc.so) instead of building one from firmware/src')
+    .action(async (o: { version: string; output: string; chip: string; project: string; role: 'controller' | 'client'; build: 'production' | 'debug'; class: string; product: string; firmware?: string }) => {
       const chip = chipByName(o.chip);
-      process.stderr.write(o.bundle ? `image: bundle ${o.bundle}\n` : 'image: bundling the firmware for XS…\n');
-      const bundle = o.bundle ? readFileSync(o.bundle, 'utf8') : await (await import('../../firmware/virtual-esp32/firmware-image.ts')).firmwareBundle();
-      const bytes = buildVirtualAppImage({ chip, version: o.version, bundle, projectName: o.project });
+      let firmware: Uint8Array;
+      if (o.firmware) firmware = new Uint8Array(readFileSync(o.firmware));
+      else {
+        process.stderr.write(`image: building the ${o.build} ${o.role} firmware with the Moddable SDK for the host (the first build takes a few minutes)…\n`);
+        const { firmwareOf } = await import('../../firmware/virtual-esp32/firmware-image.ts');
+        firmware = await firmwareOf({ build: o.build, role: o.role, hardwareClass: o.class, productHex: o.product, ethernet: o.role === 'controller' });
+      }
+      const bytes = buildVirtualAppImage({ chip, version: o.version, firmware, projectName: o.project });
       writeFileSync(o.output, bytes);
       const d = describeImage(bytes);
       process.stdout.write(`${o.output}: ${d.chip} app image ${o.version} (${o.project}), ${bytes.length} bytes, sha256 ${d.fileSha256}\n`);

@@ -31,7 +31,7 @@ export function virtualCommand(program: Command): void {
       const air = new VirtualAir();
       air.addInfrastructureAp({ ssid: rig.siteWifi.ssid, password: rig.siteWifi.password, bssid: 'AC:DE:48:00:00:01', position: rig.siteWifi.position });
       const broker = await startBroker('aedes', 0);
-      const boards = specs.map((spec) => new VirtualBoard(structuredClone(spec), { air, mqtt: broker.bridge, workDir: work }));
+      const boards = specs.map((spec) => new VirtualBoard(structuredClone(spec), { air, workDir: work }));
       const shown = new Map<string, string>();
       const describe = (b: InstanceType<typeof VirtualBoard>): string => {
         let urls: Partial<Record<'ethernet' | 'softap' | 'station', string>> = {};

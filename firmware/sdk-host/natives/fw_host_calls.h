@@ -35,6 +35,10 @@
 #define FW_CALL_OTA_MARK_VALID 46 /* () -> (bool) */
 #define FW_CALL_I2C_WRITE 50 /* (int, bytes, bool) -> (int) */
 #define FW_CALL_I2C_READ 51 /* (int, int) -> (int, bytes) */
+#define FW_CALL_NVS_GET 55 /* (string, string) -> (int, int, string, bytes) */
+#define FW_CALL_NVS_SET 56 /* (string, string, int, int, string, bytes) -> () */
+#define FW_CALL_NVS_DELETE 57 /* (string, string) -> () */
+#define FW_CALL_NVS_KEYS 58 /* (string) -> (string) */
 #define FW_CALL_PONG 60 /* (int, int, int, int, int, int, int) -> () */
 
 #define FW_EVENT_WIFI_NOTIFY 1 /* (string, int) */

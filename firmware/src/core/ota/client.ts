@@ -20,6 +20,9 @@ import { drain, readSmallBody } from '../http/respond.ts';
 import { parseJson } from '../json-validator.ts';
 
 export class OtaError extends Error {
+  // A field (defined on the instance), not `this.name =` in the constructor: Error.prototype is
+  // frozen in the firmware's preloaded archive, and assigning over its read-only `name` throws.
+  override name = 'OtaError';
   constructor(
     readonly code:
       | 'not_provisioned'
@@ -37,7 +40,6 @@ export class OtaError extends Error {
     readonly status?: number,
   ) {
     super(message);
-    this.name = 'OtaError';
   }
 }
 
