@@ -20,6 +20,7 @@ import { ProvisioningMode } from './provisioning/mode.ts';
 import { ProvisioningTokens } from './provisioning/tokens.ts';
 import { RecordStore } from './records.ts';
 import { defaultSettings, type FirmwareSettings } from './settings.ts';
+import { rebootSoon } from './reboot.ts';
 
 /** SPKI DER header of an uncompressed P-256 public key (RFC 5480): then the 65-byte point. */
 const P256_SPKI_PREFIX = hexDecode('3059301306072a8648ce3d020106082a8648ce3d030107034200');
@@ -183,7 +184,7 @@ export class Device {
     c.on('help', () => ({ commands: [...COMMANDS] }));
     c.on('status', () => this.status());
     c.on('reboot', () => {
-      this.hal.timers.setTimeout(() => this.hal.system.reboot('console'), 0);
+      rebootSoon(this.hal, 'console');
       return { rebooting: true };
     });
     c.on('prov on', () => this.mode.enable());
@@ -217,7 +218,7 @@ export class Device {
       // found at boot finishes the reset (recoverStorage; docs/storage.md, "Factory reset").
       const records = runFactoryReset(this.hal.storage, () => this.factoryResetSteps());
       this.log('info', 'console', `factory reset: ${records} records, the local backup, the cloud URL and the admin password removed; rebooting`);
-      this.hal.timers.setTimeout(() => this.hal.system.reboot('factory reset'), 0);
+      rebootSoon(this.hal, 'factory reset');
       return { removed_records: records, rebooting: true };
     });
   }
