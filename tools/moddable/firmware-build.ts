@@ -15,7 +15,7 @@ import { manifestProblems } from './manifest-check.ts';
 import { makeList, makeVariable, ruleDigest } from './makefile.ts';
 import { runStep, tail, type StepResult } from './process.ts';
 import { onPath, REPO_ROOT, SdkBuildError, type SdkTools } from './sdk.ts';
-import { parseXslOutput, xsArchiveSize, xslError, type XsArchiveSize, type XslReport } from './xs-archive.ts';
+import { parseXslOutput, PRELOADED_REGEXP_PROBLEM, preloadedRegExps, xsArchiveSize, xslError, type XsArchiveSize, type XslReport } from './xs-archive.ts';
 
 export const PLATFORM = 'esp32/esp32s3';
 export const NO_LAUNCH = ['KILL_SERIAL2XSBUG=', 'KILL_SIMULATOR=', 'START_XSBUG=', 'START_SIMULATOR='] as const;
@@ -177,6 +177,8 @@ export async function buildFirmware(o: FirmwareBuildOptions): Promise<FirmwareBu
       `${o.variant}: xsl's preload check found module-level state in the firmware's own modules:\n${ours.map((w) => `  ${w.module}: ${w.text}`).join('\n')}`,
     );
   }
+  const regexps = preloadedRegExps(readFileSync(xsC, 'utf8'));
+  if (regexps > 0) throw new FirmwareBuildError('xsl', `${o.variant}: the archive holds ${regexps} ${PRELOADED_REGEXP_PROBLEM}`);
   stages.at(-1)!.detail = `${xsl.instances} instances, ${xsl.keys} keys`;
 
   // 3. mcrez, always afresh.
