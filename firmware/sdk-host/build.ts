@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FirmwareBuildError, NO_LAUNCH } from '../../tools/moddable/firmware-build.ts';
 import { ruleDigest } from '../../tools/moddable/makefile.ts';
+import { PRELOADED_REGEXP_PROBLEM, preloadedRegExps } from '../../tools/moddable/xs-archive.ts';
 import { runStep, tail } from '../../tools/moddable/process.ts';
 import { ensureSdkTools, REPO_ROOT, takeLock, type SdkTools } from '../../tools/moddable/sdk.ts';
 
@@ -138,7 +139,7 @@ async function buildVariant(config: Record<string, unknown>, log: (line: string)
     const out = join(root, 'out');
     mkdirSync(out, { recursive: true });
     log(`virtual board firmware: building ${key} (${JSON.stringify(config)})`);
-    const generate = () => runStep('mcconfig', ['-p', 'lin', '-o', out, join(app, 'manifest.json')], { env });
+    const generate = () => runStep('mcconfig', ['-i', '-p', 'lin', '-o', out, join(app, 'manifest.json')], { env });
     let generated = await generate();
     if (generated.code !== 0) throw new FirmwareBuildError('mcconfig', `mcconfig -p lin failed:\n${tail(generated.output)}`);
     let makefile = findMakefile(join(out, 'tmp', 'lin'));
@@ -156,6 +157,8 @@ async function buildVariant(config: Record<string, unknown>, log: (line: string)
     writeFileSync(rulesFile, rules);
     const make = await runStep('make', ['-f', makefile, ...NO_LAUNCH, 'build'], { env, cwd: join(makefile, '..') });
     if (make.code !== 0) throw new FirmwareBuildError('make', `the host build failed:\n${tail(make.output, 40)}`);
+    const regexps = preloadedRegExps(readFileSync(join(makefile, '..', 'mc.xs.c'), 'utf8'));
+    if (regexps > 0) throw new FirmwareBuildError('xsl', `the archive holds ${regexps} ${PRELOADED_REGEXP_PROBLEM}`);
     const library = findFile(join(out, 'bin', 'lin'), 'mc.so');
     const temporary = `${firmware}.${process.pid}`;
     copyFileSync(library, temporary);

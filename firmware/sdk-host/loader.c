@@ -39,8 +39,28 @@
 
 static GMainLoop *gLoop;
 static int gUart = -1;
+static int gUartCopied = 0;
 
 #define kPanicExit 4
+
+static void copy(int from, int to);
+
+/*
+ * What the firmware wrote on its UART and this loop has not copied yet: copied now, before the process
+ * ends. ESP-IDF's esp_restart and its panic handler wait for the UART's FIFO to empty
+ * (esp_rom_uart_tx_wait_idle), so the last line before a reset reaches the console.
+ */
+static void drainUart(void)
+{
+	if (gUart < 0)
+		return;
+	for (int i = 0; i < 256; i++) {
+		int before = gUartCopied;
+		copy(gUart, kUartPins);
+		if (gUartCopied == before)
+			break;
+	}
+}
 
 /* The panic handler: what faulted, and a backtrace (addresses in mc.so; addr2line on the unstripped
  * build names them), then a reset. Only async-signal-safe calls. */
@@ -52,12 +72,19 @@ static void onFault(int signal)
 	int length = snprintf(line, sizeof(line), "Guru Meditation Error: signal %d (%s). Backtrace:\n", signal, strsignal(signal));
 	write(2, line, length);
 	backtrace_symbols_fd(frames, count, 2);
+	drainUart();
 	_exit(kPanicExit);
 }
 
+static const char *(*gAbortReason)(void *machine, int status) = NULL;
+
 static void onAbort(txScreen *screen, int status)
 {
-	/* screen.c's fxAbort has printed "XS abort: <why>". */
+	/* screen.c's fxAbort has printed "XS abort: <why>"; the chip's adds an unhandled exception's message. */
+	const char *reason = gAbortReason ? (*gAbortReason)(screen->machine, status) : "";
+	if (reason && *reason)
+		fprintf(stderr, "XS abort: reason: %s\n", reason);
+	drainUart();
 	fflush(stdout);
 	fflush(stderr);
 	_exit(64 + status);
@@ -108,6 +135,7 @@ static void copy(int from, int to)
 		}
 		if (written <= 0) return;
 		at += written;
+		gUartCopied += (int)written;
 	}
 }
 
@@ -172,6 +200,8 @@ int main(int argc, char *argv[])
 	sigaction(SIGILL, &fault, NULL);
 	sigaction(SIGABRT, &fault, NULL);
 	gLoop = g_main_loop_new(NULL, FALSE);
+	/* A chip has no SIGPIPE: a write to a closed peer fails with EPIPE and the caller sees it. */
+	signal(SIGPIPE, SIG_IGN);
 	g_unix_signal_add(SIGTERM, onSignal, NULL);
 	g_unix_signal_add(SIGINT, onSignal, NULL);
 	openUart();
@@ -183,6 +213,10 @@ int main(int argc, char *argv[])
 	}
 	txScreenLaunchProc launch = (txScreenLaunchProc)dlsym(library, "fxScreenLaunch");
 	void (*attach)(void *) = (void (*)(void *))dlsym(library, "fwHostAttach");
+	gAbortReason = (const char *(*)(void *, int))dlsym(library, "fwHostAbortReason");
+	void (**beforeExit)(void) = (void (**)(void))dlsym(library, "fwHostBeforeExit");
+	if (beforeExit)
+		*beforeExit = drainUart;
 	if (!launch || !attach) {
 		fprintf(stderr, "loader: %s is not a virtual board's firmware (fxScreenLaunch, fwHostAttach)\n", argv[1]);
 		return 2;

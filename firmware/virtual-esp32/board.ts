@@ -105,7 +105,7 @@ export class SdkBoard {
   position: Position;
   bootResult: unknown;
   /** The most the heaps held live (after a collection) in any sample since the firmware started (heapSampleMs). */
-  heapLive = { chunkBytes: 0, slots: 0, samples: 0 };
+  heapLive = { chunkBytes: 0, slots: 0, stackSlots: 0, samples: 0 };
   private readonly chip: ChipSpec;
   private readonly fuseKey: Buffer;
   private readonly hosts: Record<Iface, string>;
@@ -122,6 +122,7 @@ export class SdkBoard {
   private readonly resets: number[] = [];
   private lastRestartReason: string | undefined;
   private uartPartial = '';
+  private factorySetUp: Promise<void> | undefined;
   private booting: { resolve: (r: unknown) => void; reject: (e: Error) => void; client?: Record<string, unknown> } | undefined;
   private bootDone: Promise<unknown> | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -271,11 +272,14 @@ export class SdkBoard {
         ota,
         nvs: new Nvs(this.spi!, app.table),
         panel: this.panel,
+        log: new BootLog((line) => this.consoleLine(line)),
         checkPower: () => undefined,
         restart: () => undefined,
       }),
       onUart: (bytes) => this.uartOutput(bytes),
-      onTrace: (line) => this.consoleLines.push(`XS ${line}`),
+      // The instrumented build (mcconfig -i, for the stack's peak) samples its counters once a second
+      // on the trace; the heap probe reads the same counters, so the samples are left out.
+      onTrace: (line) => void (line.startsWith('instruments') || this.consoleLines.push(`XS ${line}`)),
       onEnd: (end) => {
         if (this.firmware !== firmware) return;
         if (this.booting) {
@@ -353,7 +357,7 @@ export class SdkBoard {
     this.stopWatchdog();
     const firmware = this.firmware;
     const collect = this.o.heapSampleMs !== undefined;
-    this.heapLive = { chunkBytes: 0, slots: 0, samples: 0 };
+    this.heapLive = { chunkBytes: 0, slots: 0, stackSlots: 0, samples: 0 };
     this.watchdog = setInterval(() => {
       if (this.watchdogBusy || !firmware?.running) return;
       this.watchdogBusy = true;
@@ -362,6 +366,7 @@ export class SdkBoard {
         if (figures && collect) {
           this.heapLive.chunkBytes = Math.max(this.heapLive.chunkBytes, figures.chunkBytes);
           this.heapLive.slots = Math.max(this.heapLive.slots, figures.slots);
+          this.heapLive.stackSlots = Math.max(this.heapLive.stackSlots, figures.stackPeak);
           this.heapLive.samples++;
         }
         if (figures || !firmware.running || this.firmware !== firmware || this.closed) return;
@@ -408,6 +413,9 @@ export class SdkBoard {
     } finally {
       clearTimeout(timer);
     }
+    // The factory's answer is on the console before the board counts as booted: a command the bench
+    // types next must not take the factory's OK for its own.
+    await this.factorySetUp;
     if (this.variant.ethernet) {
       const until = Date.now() + ETHERNET_UP_MS;
       while (!this.urls.ethernet && Date.now() < until && !this.closed) await new Promise((r) => setTimeout(r, 5));
@@ -497,7 +505,10 @@ export class SdkBoard {
     this.consoleLine(line);
     if (line.startsWith('LOG INFO boot: ') && this.o.adminPassword && !hasAdminPassword(this.o.flashDir)) {
       // The factory's set-up: the admin password, typed on the console once the firmware takes commands.
-      void this.typeLine(`password ${this.o.adminPassword}`).catch(() => undefined);
+      this.factorySetUp = this.typeLine(`password ${this.o.adminPassword}`).then(
+        () => undefined,
+        () => undefined,
+      );
     }
     const failed = /^LOG ERROR board: the firmware did not start: (.*)$/.exec(line);
     if (failed && this.booting) {

@@ -58,7 +58,7 @@ export const CHIP_CALLS = {
   nvsSet: { id: 56, args: ['string', 'string', 'int', 'int', 'string', 'bytes'], result: [], doc: 'nvs_set_* and nvs_commit: namespace, key, kind as nvsGet answers it, and its value' },
   nvsDelete: { id: 57, args: ['string', 'string'], result: [], doc: 'nvs_erase_key and nvs_commit (a missing key is no error)' },
   nvsKeys: { id: 58, args: ['string'], result: ['string'], doc: "the namespace's keys (nvs_entry_find), separated by newlines" },
-  pong: { id: 60, args: ['int', 'int', 'int', 'int', 'int', 'int', 'int'], result: [], doc: "the answer to a ping: its sequence, then the chunk heap's current, peak and maximum bytes and the slot heap's current, peak and maximum slots" },
+  pong: { id: 60, args: ['int', 'int', 'int', 'int', 'int', 'int', 'int', 'int', 'int'], result: [], doc: "the answer to a ping: its sequence, then the chunk heap's current, peak and maximum bytes, the slot heap's current, peak and maximum slots, and the JavaScript stack's peak and size in slots" },
 } as const satisfies Record<string, CallSpec>;
 
 export const CHIP_EVENTS = {

@@ -6,7 +6,8 @@ import { createHmac } from 'node:crypto';
 import type { ChipCallHandlers } from './chip-calls.ts';
 import type { BoardNetwork } from './network.ts';
 import type { Nvs } from './nvs.ts';
-import type { OtaSlots, OtaUpdate, AppSlotInfo } from './ota-slots.ts';
+import type { BootLog } from './boot-log.ts';
+import { OtaOpError, type OtaSlots, type OtaUpdate, type AppSlotInfo } from './ota-slots.ts';
 import { macBytes, macString, type Radio } from './radio.ts';
 import { SSD1306_ADDRESS, type Ssd1306 } from './oled-controller.ts';
 
@@ -23,6 +24,8 @@ export interface ChipParts {
   panel: Ssd1306 | undefined;
   /** A power cut stops flash writes (OTA) as it stops the file system. */
   checkPower: () => void;
+  /** ESP-IDF's log on UART0 (`E (ms) tag: …`): what its drivers print when a call fails. */
+  log: BootLog;
   /** esp_restart: the firmware process exits right after this call. */
   restart: (reason: string) => void;
 }
@@ -31,6 +34,16 @@ export interface ChipParts {
 const I2C_NACK = 1;
 
 export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
+  /** An ESP-IDF call: a refusal is logged on the UART as IDF logs it, and the call fails (the SDK throws its own words). */
+  const idf = <T>(tag: string, call: () => T): T => {
+    try {
+      return call();
+    } catch (err) {
+      // One line per problem, as esp_image_verify logs each check that fails.
+      if (err instanceof OtaOpError) for (const line of err.detail.split('; ')) p.log.error(tag, line);
+      throw err;
+    }
+  };
   let update: OtaUpdate | null = null;
   const app = (info: AppSlotInfo): [string, string, string, string] => [info.partition, info.version, info.projectName, info.state];
   const up = (iface: string) => (iface === 'ethernet' ? p.radio.ethernetUp : iface === 'ap' ? p.radio.ap !== null : p.radio.association !== null);
@@ -113,13 +126,14 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
       p.checkPower();
       update?.abort();
       // The SDK's ota module opens with OTA_WITH_SEQUENTIAL_WRITES: the passive slot is erased as it is written.
-      update = p.ota.begin(p.ota.passiveSlotBytes());
+      update = idf('esp_ota_ops', () => p.ota.begin(p.ota.passiveSlotBytes()));
       return [];
     },
     otaWrite: (bytes) => {
       p.checkPower();
       if (!update) throw new Error('no OTA in progress');
-      update.write(bytes);
+      const open = update;
+      idf('esp_ota_ops', () => open.write(bytes));
       return [];
     },
     otaCancel: () => {
@@ -132,7 +146,8 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
       const done = update;
       update = null;
       if (!done) throw new Error('no OTA in progress');
-      done.finish();
+      // esp_ota_end verifies the image (esp_image_verify), which logs why it refuses it.
+      idf('esp_image', () => done.finish());
       return [];
     },
     otaRunningApp: () => app(p.ota.runningApp()),

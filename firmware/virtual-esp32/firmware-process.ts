@@ -42,6 +42,9 @@ export interface HeapFigures {
   slots: number;
   slotPeak: number;
   slotMax: number;
+  /** The JavaScript stack: the deepest it went (slots), and its size (the manifest's creation.stack). */
+  stackPeak: number;
+  stackMax: number;
 }
 
 export interface FirmwareProcessOptions {
@@ -82,8 +85,8 @@ export class FirmwareProcess {
       events,
       {
         ...o.handlers,
-        pong: (sequence, chunkBytes, chunkPeakBytes, chunkMaxBytes, slots, slotPeak, slotMax) => {
-          this.pongs.get(sequence)?.({ chunkBytes, chunkPeakBytes, chunkMaxBytes, slots, slotPeak, slotMax });
+        pong: (sequence, chunkBytes, chunkPeakBytes, chunkMaxBytes, slots, slotPeak, slotMax, stackPeak, stackMax) => {
+          this.pongs.get(sequence)?.({ chunkBytes, chunkPeakBytes, chunkMaxBytes, slots, slotPeak, slotMax, stackPeak, stackMax });
           this.pongs.delete(sequence);
           return [];
         },
@@ -98,7 +101,7 @@ export class FirmwareProcess {
         this.channel.close();
         const end = this.ended ?? endOf(code, signal, this.stderrTail);
         this.ended = end;
-        for (const settle of this.pongs.values()) settle({ chunkBytes: -1, chunkPeakBytes: -1, chunkMaxBytes: -1, slots: -1, slotPeak: -1, slotMax: -1 });
+        for (const settle of this.pongs.values()) settle({ chunkBytes: -1, chunkPeakBytes: -1, chunkMaxBytes: -1, slots: -1, slotPeak: -1, slotMax: -1, stackPeak: -1, stackMax: -1 });
         this.pongs.clear();
         o.onEnd(end);
         resolve(end);
@@ -177,7 +180,9 @@ function endOf(code: number | null, signal: NodeJS.Signals | null, stderr: strin
   if (code === EXIT_PANIC) return { kind: 'panic', detail: /Guru Meditation Error: (.*?)\. Backtrace/.exec(stderr)?.[1] ?? 'a fault in native code' };
   if (code !== null && code > EXIT_ABORT_BASE && code < EXIT_ABORT_BASE + 16) {
     const status = code - EXIT_ABORT_BASE;
-    return { kind: 'abort', status, why: ABORTS[status] ?? `XS status ${status}` };
+    // The chip's fxAbort names an unhandled exception's message; the loader prints it for us (loader.c).
+    const reason = /XS abort: reason: (.*)$/m.exec(stderr)?.[1];
+    return { kind: 'abort', status, why: `${ABORTS[status] ?? `XS status ${status}`}${reason ? ` ${reason}` : ''}` };
   }
   if (code === 0 && signal === null) return { kind: 'off' };
   return { kind: 'crash', detail: signal ? `signal ${signal}` : `exit ${code}${stderr ? `: ${stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}` };

@@ -26,7 +26,8 @@ export class OtaOpError extends Error {
   override name = 'OtaOpError';
   constructor(
     readonly code: 'ESP_ERR_INVALID_SIZE' | 'ESP_ERR_OTA_VALIDATE_FAILED' | 'ESP_ERR_OTA_ROLLBACK_INVALID_STATE' | 'ESP_ERR_OTA_PARTITION_CONFLICT' | 'ESP_ERR_NOT_FOUND' | 'ESP_ERR_INVALID_STATE',
-    detail: string,
+    /** What ESP-IDF logs (ESP_LOGE) when it returns the code. */
+    readonly detail: string,
   ) {
     super(`${code}: ${detail}`);
   }

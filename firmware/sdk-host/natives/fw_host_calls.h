@@ -39,7 +39,7 @@
 #define FW_CALL_NVS_SET 56 /* (string, string, int, int, string, bytes) -> () */
 #define FW_CALL_NVS_DELETE 57 /* (string, string) -> () */
 #define FW_CALL_NVS_KEYS 58 /* (string) -> (string) */
-#define FW_CALL_PONG 60 /* (int, int, int, int, int, int, int) -> () */
+#define FW_CALL_PONG 60 /* (int, int, int, int, int, int, int, int, int) -> () */
 
 #define FW_EVENT_WIFI_NOTIFY 1 /* (string, int) */
 #define FW_EVENT_WIFI_SCAN_RESULT 2 /* (string, bytes, int, int, string) */

@@ -130,9 +130,14 @@ static void readAll(int fd, uint8_t *data, uint32_t length)
 	}
 }
 
+/* The machine the natives last ran on: an abort while the app starts comes before fwHostAttach. */
+static xsMachine *gLastMachine = NULL;
+
 int fwCall(xsMachine *the, uint16_t call, fwOut *out, fwIn *answer)
 {
 	uint8_t header[kHeader];
+	if (the)
+		gLastMachine = the;
 	uint32_t length = 4 + (out ? out->length : 0);
 	header[0] = length & 0xff; header[1] = (length >> 8) & 0xff; header[2] = (length >> 16) & 0xff; header[3] = length >> 24;
 	header[4] = call & 0xff; header[5] = call >> 8; header[6] = 0; header[7] = 0;
@@ -227,11 +232,46 @@ static void onPing(xsMachine *the, fwIn *fields)
 	fwOutInt(&out, (int32_t)machine->currentHeapCount);
 	fwOutInt(&out, (int32_t)machine->peakHeapCount);
 	fwOutInt(&out, (int32_t)machine->maximumHeapCount);
+	/* The stack grows down from stackTop; XS's instrumentation (mcconfig -i) keeps its low-water mark. */
+#ifdef mxInstrument
+	fwOutInt(&out, (int32_t)(machine->stackTop - machine->stackPeak));
+#else
+	fwOutInt(&out, -1);
+#endif
+	fwOutInt(&out, (int32_t)(machine->stackTop - machine->stackBottom));
 	fwCall(NULL, FW_CALL_PONG, &out, NULL);
 	if (resetPeaks) {
 		machine->peakChunksSize = machine->currentChunksSize;
 		machine->peakHeapCount = machine->currentHeapCount;
+#ifdef mxInstrument
+		machine->stackPeak = machine->stack;
+#endif
 	}
+}
+
+/*
+ * Called by the loader (dlsym) when XS aborts: for an unhandled exception, its message, which the
+ * chip's fxAbort prints after "XS abort: unhandled exception" (xs/platforms/esp/xsPlatform.c) and the
+ * SDK's Linux screen does not. Empty when there is none to read.
+ */
+const char *fwHostAbortReason(void *machine, int status)
+{
+	txMachine *the = (txMachine *)(machine ? machine : (gMachine ? (void *)gMachine : (void *)gLastMachine));
+	const char *reason = "";
+	if (!the || (XS_UNHANDLED_EXCEPTION_EXIT != status))
+		return reason;
+	if (mxException.kind != XS_REFERENCE_KIND)
+		return reason;
+	mxTry(the) {
+		mxPush(mxException);
+		mxGetID(mxID(_message));
+		if ((the->stack->kind == XS_STRING_KIND) || (the->stack->kind == XS_STRING_X_KIND))
+			reason = the->stack->value.string;
+		mxPop();
+	}
+	mxCatch(the) {
+	}
+	return reason;
 }
 
 /* Called by the loader (dlsym) once the firmware has started, before the main loop runs. */

@@ -9,11 +9,16 @@
 /* The exit status the Node side reads as esp_restart (an abort is 64 + XS's status). */
 #define kRestartExit 3
 
+/* Set by the loader: copies what is still on the way out of the UART (esp_restart waits for its FIFO). */
+void (*fwHostBeforeExit)(void) = NULL;
+
 void xs_fw_restart(xsMachine *the)
 {
 	fwOut out = {0};
 	fwOutString(&out, "esp_restart");
 	fwCall(the, FW_CALL_RESTART, &out, NULL);
+	if (fwHostBeforeExit)
+		(*fwHostBeforeExit)();
 	fflush(stdout);
 	_exit(kRestartExit);
 }
