@@ -34,6 +34,15 @@ export interface StepResult {
   ms: number;
   error?: string;
   snapshots: Snapshot[];
+  /** At a failure: each powered board's whole console, saved beside the report. */
+  consoles?: { board: string; file: string }[];
+}
+
+/** An error's message, with the cause a failed fetch hides ("fetch failed: other side closed"). */
+export function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? err.cause : undefined;
+  return cause ? `${err.message}: ${cause.message}` : err.message;
 }
 
 export class ScenarioFailure extends Error {
@@ -138,8 +147,15 @@ export class ScenarioContext {
       result.ok = true;
       return value;
     } catch (err) {
-      result.error = err instanceof Error ? err.message : String(err);
+      result.error = describeError(err);
       for (const b of this.started) this.snapshot(b, 'at the failure');
+      result.consoles = [...this.started].map((b) => {
+        const file = `${this.scenario}-${b.spec.id}-console.txt`;
+        const host = b.hostLines?.() ?? [];
+        const text = b.consoleLines().join('\n') + '\n' + (host.length ? `\n--- the virtual chip's notes (XS traces, host) ---\n${host.join('\n')}\n` : '');
+        writeFileSync(join(this.reportDir, file), text);
+        return { board: b.spec.id, file };
+      });
       throw err;
     } finally {
       result.ms = Math.round(performance.now() - t0);
@@ -179,7 +195,7 @@ export class ScenarioContext {
     check(answer.startsWith('OK '), `pubkey answered ${answer}`);
     const { public_key_pem } = JSON.parse(answer.slice(3)) as { public_key_pem: string };
     const r = await this.admin('PUT', `/admin/devices/${board.spec.uuid}`, { public_key: public_key_pem });
-    check(r.status === 201 || r.status === 200, `enrollment answered ${r.status}`);
+    check(r.status === 201 || r.status === 200, `enrollment answered ${r.status} ${JSON.stringify(r.json)}`);
     check((await board.command(`cloud ${this.cloud.url}`)).startsWith('OK '), 'setting the cloud URL');
   }
 

@@ -14,9 +14,12 @@ export class SerialConsole {
   /** Raw bytes as they arrive (a monitor shows them before a line is complete). */
   onBytes: ((bytes: Uint8Array) => void) | undefined;
   onLineReceived: ((line: string) => void) | undefined;
+  /** Bytes read since the console opened. */
+  receivedBytes = 0;
 
   constructor(readonly transport: SerialTransport) {
     this.stopReading = transport.read((bytes) => {
+      this.receivedBytes += bytes.length;
       this.onBytes?.(bytes);
       this.splitter.push(Buffer.from(bytes));
     });

@@ -38,6 +38,8 @@ export class VirtualBoard implements BenchBoard {
   private pty: PtyPair | undefined;
   private uart: SerialPort | undefined;
   private console: SerialConsole | undefined;
+  /** UART bytes written since the console opened, which it has to read (consoleCaughtUp). */
+  private consoleOwed = 0;
   private stopped = false;
   /** Every reboot the firmware asked for, with its reason. */
   readonly reboots: string[] = [];
@@ -93,6 +95,7 @@ export class VirtualBoard implements BenchBoard {
       await new Promise<void>((resolve, reject) => this.uart!.open((e) => (e ? reject(e) : resolve())));
       this.uart.on('data', (chunk: Buffer) => this.chip?.receive(chunk));
       this.console = await SerialConsole.open(this.pty.harnessEnd);
+      this.consoleOwed = 0;
     }
     if (!this.chip) {
       const s = this.spec;
@@ -103,7 +106,10 @@ export class VirtualBoard implements BenchBoard {
         macAddress: s.wifiMac,
         startApp: (reset) => this.startApp(reset),
         transmit: (bytes) => {
-          if (this.uart?.isOpen) this.uart.write(Buffer.from(bytes));
+          if (this.uart?.isOpen) {
+            this.uart.write(Buffer.from(bytes));
+            if (this.console) this.consoleOwed += bytes.length;
+          }
           this.rfc2217?.write(bytes);
         },
       });
@@ -115,6 +121,17 @@ export class VirtualBoard implements BenchBoard {
       });
     }
     await this.chip.powerOn();
+    await this.consoleCaughtUp();
+  }
+
+  /**
+   * Resolves once the console has read what the board wrote on its UART so far (the pseudo-terminal
+   * is a hop behind the chip): a command typed after a boot must not take an answer of the boot's
+   * (the factory's `password`) for its own.
+   */
+  private async consoleCaughtUp(): Promise<void> {
+    const until = Date.now() + 2000;
+    while (this.console && this.console.receivedBytes < this.consoleOwed && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
   }
 
   /** ROM, bootloader and firmware of the slot it picks (the chip calls this when IO0 was high at reset). */
@@ -166,6 +183,7 @@ export class VirtualBoard implements BenchBoard {
     if (!this.chip) throw new Error(`board ${this.spec.id} is not started`);
     await this.chip.settled();
     await this.chip.reset();
+    await this.consoleCaughtUp();
   }
 
   /** The bench's boot control on a board without modem lines: hold BOOT (IO0 low) over the next reset. */
@@ -176,6 +194,7 @@ export class VirtualBoard implements BenchBoard {
   /** Resolves once resets under way (a reboot the firmware asked for, one over RFC 2217) are done. */
   async settled(): Promise<void> {
     await this.chip?.settled();
+    await this.consoleCaughtUp();
   }
 
   /** Lets a flashing tool have the console's pseudo-terminal (as closing a serial monitor does). */
@@ -185,7 +204,9 @@ export class VirtualBoard implements BenchBoard {
   }
 
   async attachConsole(): Promise<void> {
-    if (!this.console) this.console = await SerialConsole.open(this.consolePath);
+    if (this.console) return;
+    this.console = await SerialConsole.open(this.consolePath);
+    this.consoleOwed = 0;
   }
 
   async stop(): Promise<void> {
@@ -204,6 +225,10 @@ export class VirtualBoard implements BenchBoard {
 
   consoleLines(): string[] {
     return this.console?.lines ?? [];
+  }
+
+  hostLines(): string[] {
+    return this.xs ? this.xs.consoleLines.filter((l) => l.startsWith('XS ') || l.startsWith('HOST ')) : [];
   }
 
   command(line: string, timeoutMs?: number): Promise<string> {
