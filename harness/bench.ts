@@ -119,7 +119,8 @@ export class ScenarioContext {
   async close(): Promise<void> {
     await Promise.all(this.boards.map((b) => b.stop().catch(() => undefined)));
     await this.cloud?.close();
-    await new Promise<void>((r) => (this.imageServer ? this.imageServer.close(() => r()) : r()));
+    // A board still downloading an image (a stopped bench) must not hold the close.
+    await new Promise<void>((r) => (this.imageServer ? (this.imageServer.close(() => r()), this.imageServer.closeAllConnections()) : r()));
   }
 
   controllers(): BenchBoard[] {

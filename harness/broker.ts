@@ -7,10 +7,11 @@
 import { Aedes } from 'aedes';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync } from 'mqtt';
+import { stopChild } from './child-process.ts';
 import { freeLoopbackPort } from './ports.ts';
 
 export interface Broker {
@@ -32,7 +33,14 @@ export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0, host = 
   aedes.on('publish', (packet, client) => {
     if (client) state.publishes.push({ clientId: client.id, topic: packet.topic, payload: packet.payload.toString() });
   });
-  const server: Server = createServer((socket) => aedes.handle(socket));
+  // Every connection, so that close() ends those aedes does not know (no CONNECT yet, a raw TCP
+  // client of `fleet virtual`'s printed broker): server.close() would wait for them for ever.
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    aedes.handle(socket);
+  });
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   return {
     ...state,
@@ -40,7 +48,9 @@ export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0, host = 
     port: (server.address() as AddressInfo).port,
     async close() {
       await new Promise<void>((r) => aedes.close(() => r()));
-      await new Promise<void>((r) => server.close(() => r()));
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
     },
   };
 }
@@ -107,9 +117,7 @@ async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publ
     port: p,
     async close() {
       await monitor.endAsync(true);
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
+      await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };

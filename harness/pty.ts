@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { stopChild } from './child-process.ts';
 
 export interface PtyPair {
   boardEnd: string;
@@ -37,11 +38,6 @@ export async function openPtyPair(dir: string, name: string): Promise<PtyPair> {
   return {
     boardEnd,
     harnessEnd,
-    close: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
-    },
+    close: () => stopChild(child),
   };
 }

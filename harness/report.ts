@@ -1,8 +1,10 @@
 // The bench report: a table on the terminal, bench-report/index.html for people (steps, verdicts,
-// timings, OLED pictures at key steps, event-log excerpts, figures) and junit.xml for CI.
+// timings, OLED pictures at key steps, event-log excerpts, figures) and junit.xml for CI. Both open
+// with what was tested (harness/testbed.ts): rig file, boards and their firmware, commit, versions.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchRun, ScenarioResult } from './runner.ts';
+import type { Testbed, TestbedBoard } from './testbed.ts';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -20,6 +22,44 @@ export function summaryTable(run: BenchRun): string {
     ...(figures.length ? ['figures:', ...figures] : []),
     `${passed} passed, ${failed} failed`,
   ].join('\n');
+}
+
+const firmwareText = (b: TestbedBoard) => {
+  const f = b.firmware;
+  return [`${f.version} (${f.build})`, f.imageSha256 ? `image SHA-256 ${f.imageSha256}` : 'image SHA-256 unknown', f.idfVersion ? `idf_ver ${f.idfVersion}` : '', f.source].filter(Boolean).join(', ');
+};
+
+/** The facts of a run, as name/value pairs: one source for the HTML table and the JUnit properties. */
+export function testbedFacts(t: Testbed): [string, string][] {
+  return [
+    ['rig', t.rigName],
+    ['rig.file', t.rigFile],
+    ...(t.rigSha256 ? [['rig.file.sha256', t.rigSha256] as [string, string]] : []),
+    ['project.commit', t.commit],
+    ['node', t.node],
+    ...t.software.map((s): [string, string] => [`software.${s.name}`, s.version]),
+    ...t.boards.flatMap((b): [string, string][] => [
+      [`board.${b.id}`, `${b.role}, ${b.kind} ${b.chip}, ${b.where}, UUID ${b.uuid}`],
+      [`board.${b.id}.firmware.version`, b.firmware.version],
+      [`board.${b.id}.firmware.build`, b.firmware.build],
+      [`board.${b.id}.firmware.sha256`, b.firmware.imageSha256 ?? 'unknown'],
+      [`board.${b.id}.firmware.source`, b.firmware.source],
+    ]),
+  ];
+}
+
+function testbedHtml(t: Testbed): string {
+  const boards = t.boards
+    .map((b) => `<tr><td>${esc(b.id)}</td><td>${esc(b.role)}</td><td>${esc(`${b.kind} ${b.chip}`)}</td><td>${esc(b.where)}</td><td>${esc(b.uuid)}</td><td>${esc(firmwareText(b))}</td></tr>`)
+    .join('');
+  const software = t.software.map((s) => `${esc(s.name)} ${esc(s.version)}`).join(' · ');
+  return `<section id="testbed"><h2>What was tested</h2>
+<table class="testbed"><tr><th>rig file</th><td>${esc(t.rigFile)}${t.rigSha256 ? ` <small>SHA-256 ${esc(t.rigSha256)}</small>` : ''}</td></tr>
+<tr><th>project commit</th><td>${esc(t.commit)}</td></tr>
+<tr><th>Node</th><td>${esc(t.node)}</td></tr>
+<tr><th>engines and SDKs</th><td>${software}</td></tr></table>
+<table class="boards"><tr><th>board</th><th>role</th><th>kind</th><th>where</th><th>UUID</th><th>firmware</th></tr>${boards}</table>
+</section>`;
 }
 
 function scenarioHtml(r: ScenarioResult): string {
@@ -68,6 +108,7 @@ img{image-rendering:pixelated;border:1px solid #444}
 </style></head><body>
 <h1>Bench report: rig ${esc(run.rig.name)}</h1>
 <p class="meta">${esc(run.rig.description)}<br>Started ${esc(run.startedAt)} · ${(run.ms / 1000).toFixed(1)} s · <strong>${passed} passed, ${failed} failed</strong>, ${run.results.length - passed - failed} not applicable</p>
+${testbedHtml(run.testbed)}
 <table><tr><th>scenario</th><th>verdict</th><th>wall time</th></tr>${rows}</table>
 ${run.results.map(scenarioHtml).join('\n')}
 </body></html>`;
@@ -85,6 +126,9 @@ ${run.results.map(scenarioHtml).join('\n')}
     .join('\n');
   const junit = `<?xml version="1.0" encoding="UTF-8"?>
 <testsuite name="bench ${esc(run.rig.name)}" tests="${run.results.length}" failures="${failed}" skipped="${run.results.length - passed - failed}" time="${(run.ms / 1000).toFixed(3)}" timestamp="${esc(run.startedAt)}">
+  <properties>
+${testbedFacts(run.testbed).map(([name, value]) => `    <property name="${esc(name)}" value="${esc(value)}"/>`).join('\n')}
+  </properties>
 ${cases}
 </testsuite>
 `;

@@ -2,11 +2,14 @@
 // cloud and the MQTT broker (docs/rig-file.md). Validated at load by one schema (RigFileSchema), every
 // error naming the field, what was expected and the value:
 // `rig.boards[2].port: expected rfc2217://host:port, got "ttyUSB0"`.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { CHIPS, type ChipName } from '../firmware/image/chips.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { checker, describeProblem, EXPECTED, shown } from '../cloud/schema/validator.ts';
 import { DEVICE_UUID_PATTERN, DEVICE_UUID_RULE } from '../cloud/schema/api.ts';
+import { FileArgumentError, fileErrorMessage, isFileSystemError } from './file-errors.ts';
 import { parseResetMethod, RESET_METHODS, type ResetMethod } from './transport/reset-sequence.ts';
 
 export type BoardKind = 'virtual' | 'serial' | 'rfc2217';
@@ -58,6 +61,8 @@ export interface RigSpec {
   buildSettings: Record<string, unknown>;
   /** Where the bench's cloud, OTA image server and MQTT broker listen: loopback, or the bench PC's address on the boards' network. */
   benchHost: string;
+  /** The file it was loaded from (absolute) and the SHA-256 of its text; absent for a rig built in code. */
+  file?: { path: string; sha256: string };
 }
 
 export class RigError extends Error {
@@ -223,7 +228,8 @@ export function loadRig(path: string): RigSpec {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new RigError(`cannot read the rig file ${path}: ${(err as Error).message}`);
+    // A rig file that is not there is a usage error (exit 2); one that is wrong is a RigError (exit 4).
+    throw isFileSystemError(err) ? new FileArgumentError(fileErrorMessage(err, 'the rig file')) : err;
   }
   let value: unknown;
   try {
@@ -231,5 +237,5 @@ export function loadRig(path: string): RigSpec {
   } catch (err) {
     throw new RigError(`${path} is not JSON: ${(err as Error).message}`);
   }
-  return parseRig(value, path);
+  return { ...parseRig(value, path), file: { path: resolve(path), sha256: createHash('sha256').update(text).digest('hex') } };
 }

@@ -7,6 +7,7 @@ import { startBroker, type Broker } from './broker.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import type { Scenario } from './scenarios/index.ts';
 import type { BenchImage } from './serial-board.ts';
+import { boardRead, describeTestbed, type Testbed } from './testbed.ts';
 
 export interface ScenarioResult {
   name: string;
@@ -25,6 +26,10 @@ export interface BenchRun {
   startedAt: string;
   ms: number;
   results: ScenarioResult[];
+  /** Stopped by the caller's abort signal (SIGINT, SIGTERM): the scenarios after it did not run. */
+  interrupted?: boolean;
+  /** What was tested: rig file, boards and their firmware, commit, Node and SDK versions. */
+  testbed: Testbed;
 }
 
 /** How the harness drives a board: in-process (virtual), or as a physical board (serial-board.ts). */
@@ -61,7 +66,7 @@ export function applicable(rig: RigSpec, s: Scenario): string | null {
 export async function runScenarios(
   rig: RigSpec,
   scenarios: Scenario[],
-  o: { reportDir: string; progress?: (line: string) => void; image?: BenchImage },
+  o: { reportDir: string; progress?: (line: string) => void; image?: BenchImage; signal?: AbortSignal },
 ): Promise<BenchRun> {
   const say = o.progress ?? (() => undefined);
   mkdirSync(o.reportDir, { recursive: true });
@@ -69,10 +74,19 @@ export async function runScenarios(
   const startedAt = new Date().toISOString();
   const t0 = performance.now();
   const results: ScenarioResult[] = [];
+  const testbed = await describeTestbed(rig, o.image);
   let broker: Broker | undefined;
   try {
     broker = await startBroker(rig.mqtt.kind, rig.mqtt.kind === 'mosquitto' ? rig.mqtt.port : 0, rig.benchHost);
+    // An abort ends the scenario under way at once: its boards and cloud are closed, its steps fail.
+    const aborted = new Promise<never>((_, reject) => {
+      const stop = () => reject(new Error(`interrupted (${String(o.signal?.reason ?? 'aborted')})`));
+      if (o.signal?.aborted) stop();
+      else o.signal?.addEventListener('abort', stop, { once: true });
+    });
+    aborted.catch(() => undefined);
     for (const [i, s] of scenarios.entries()) {
+      if (o.signal?.aborted) break;
       const reason = applicable(rig, s);
       if (reason) {
         say(`[${i + 1}/${scenarios.length}] ${s.name}: not applicable on this rig (${reason})`);
@@ -84,7 +98,9 @@ export async function runScenarios(
       const started = performance.now();
       let error: unknown;
       try {
-        await ctx.open();
+        await Promise.race([ctx.open(), aborted]);
+        // Physical boards are read at open (UUID, version): the report names what they ran.
+        for (const b of ctx.boards) boardRead(testbed, b.spec);
         const stepsBefore = () => ctx.steps.length;
         let shown = 0;
         const ticker = setInterval(() => {
@@ -94,7 +110,10 @@ export async function runScenarios(
           }
         }, 200);
         try {
-          await s.run(ctx);
+          const running = s.run(ctx);
+          // Abandoned on an abort: what it awaited fails once its boards are closed.
+          running.catch(() => undefined);
+          await Promise.race([running, aborted]);
         } finally {
           clearInterval(ticker);
           for (const st of ctx.steps.slice(shown)) say(`    ${st.ok ? '✓' : '✗'} ${st.name} (${st.ms} ms)${st.error ? `: ${st.error}` : ''}`);
@@ -124,5 +143,5 @@ export async function runScenarios(
     await broker?.close().catch(() => undefined);
     rmSync(work, { recursive: true, force: true });
   }
-  return { rig, startedAt, ms: Math.round(performance.now() - t0), results };
+  return { rig, startedAt, ms: Math.round(performance.now() - t0), results, testbed, ...(o.signal?.aborted ? { interrupted: true } : {}) };
 }

@@ -42,7 +42,7 @@ export class CloudClient {
   private async send(method: string, path: string, headers: Record<string, string>, body: string | ReadableStream<Uint8Array> | undefined, timeoutMs: number): Promise<{ status: number; body: unknown }> {
     let res: Response;
     try {
-      res = await fetch(new URL(path, this.baseUrl), {
+      res = await fetch(cloudEndpoint(this.baseUrl, path), {
         method,
         headers: { authorization: `Bearer ${await this.token()}`, ...headers },
         body,
@@ -62,10 +62,18 @@ export class CloudClient {
     }
     if (!res.ok) {
       const e = parsed as { error?: string; message?: string } | null;
-      throw new CloudRequestError(res.status, e?.error, `${method} ${path}: ${res.status} ${e?.error ?? ''} ${e?.message ?? text}`.trim(), parsed);
+      throw new CloudRequestError(res.status, e?.error, [`${method} ${path}:`, res.status, e?.error, (e?.message ?? text).trim()].filter((part) => part !== undefined && part !== '').join(' '), parsed);
     }
     return { status: res.status, body: parsed };
   }
+}
+
+/**
+ * The URL of an API path on a cloud: the base URL's own path is a prefix (a cloud behind a reverse
+ * proxy at http://host/fleet-api), kept for every request; `new URL(path, base)` would drop it.
+ */
+export function cloudEndpoint(baseUrl: string, path: string): URL {
+  return new URL(baseUrl.replace(/\/+$/, '') + path);
 }
 
 /** Encodes each path segment. */

@@ -2,24 +2,27 @@
 // printed) or a bench scenario failed, 2 usage error, 3 the cloud could not be reached, 4 bad
 // configuration or rig file; the board commands add 5 to 10 (tools/commands/flash.ts).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
 import { isApiError } from '../cloud/errors.ts';
 import { ConfigError, resolveJwtSecret } from '../cloud/config.ts';
 import { mintToken } from '../cloud/auth/jwt.ts';
 import { LOG_LEVELS } from '../cloud/functions.ts';
 import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
 import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
+import { cloudUrlOption } from './cli/cloud-url.ts';
 import { benchCommand } from './commands/bench.ts';
 import { configuratorCommand } from './commands/configurator.ts';
 import { consoleCommands } from './commands/console.ts';
+import { enrollCommand } from './commands/enroll.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
 import { auditCommand, inventoryCommands, rolloutCommands } from './commands/inventory.ts';
 import { releaseFirmware, releaseOptions, type ReleaseOptions } from './commands/release.ts';
+import { monitorCommand } from './commands/monitor.ts';
 import { portsCommand } from './commands/ports.ts';
 import { serveCommand } from './commands/serve.ts';
 import { simulateCommand } from './commands/simulate.ts';
 import { virtualCommand } from './commands/virtual.ts';
+import { fileErrorMessage, isFileSystemError, readFileArgument } from '../harness/file-errors.ts';
 import { RigError } from '../harness/rig.ts';
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } as const;
@@ -45,7 +48,7 @@ let commandExit: number = EXIT.ok;
 export function buildProgram(): Command {
   const program = new Command('fleet')
     .description('Cloud, firmware releases, device enrollment and runtime configuration of the device fleet')
-    .option('--cloud <url>', 'cloud base URL (env FLEET_CLOUD_URL)', process.env.FLEET_CLOUD_URL ?? 'http://127.0.0.1:8080')
+    .addOption(new Option('--cloud <url>', 'cloud base URL with its scheme, and its path prefix behind a reverse proxy (http://host/fleet-api)').env('FLEET_CLOUD_URL').default('http://127.0.0.1:8080').argParser(cloudUrlOption))
     .option('--token <jwt>', 'super-user token (env FLEET_TOKEN; otherwise minted from JWT_SECRET or the JWT secret file)')
     .showHelpAfterError()
     .exitOverride();
@@ -68,6 +71,7 @@ export function buildProgram(): Command {
   // Boards on serial ports and RFC 2217 servers, and virtual boards to try them on (docs/physical-rig.md).
   flashCommand(program);
   consoleCommands(program, (code) => (commandExit = code));
+  monitorCommand(program, (code) => (commandExit = code));
   portsCommand(program);
   virtualCommand(program);
   // A boot storm of simulated devices against a running cloud (docs/fleet-scale.md).
@@ -138,16 +142,7 @@ export function buildProgram(): Command {
   auditCommand(program, client);
 
   const device = program.command('device').description('Enroll, remove, list and show devices (the inventory), set their groups');
-  device
-    .command('enroll')
-    .description('Enroll a device with its ECDSA P-256 public key (PEM SPKI), as printed by its serial console')
-    .argument('<uuid>')
-    .requiredOption('--public-key <file>', 'PEM file, or - for standard input')
-    .option('--label <text>', 'a note for people (where the device is, what it drives)')
-    .action(async (uuid: string, o: { publicKey: string; label?: string }) => {
-      const pem = readFileSync(o.publicKey === '-' ? 0 : o.publicKey, 'utf8');
-      print((await client().request('PUT', path('admin', 'devices', uuid), { public_key: pem, ...(o.label !== undefined ? { label: o.label } : {}) })).body);
-    });
+  enrollCommand(device, client, print);
   device
     .command('remove')
     .description('Remove a device; its stored backup is kept')
@@ -220,6 +215,11 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof Error && typeof (err as { exitCode?: unknown }).exitCode === 'number' && !(err instanceof CommanderError)) {
       process.stderr.write(`fleet: ${err.message}\n`);
       return (err as unknown as { exitCode: number }).exitCode;
+    }
+    // A file named on the command line that cannot be read or written: a sentence, and a usage error.
+    if (isFileSystemError(err)) {
+      process.stderr.write(`fleet: ${fileErrorMessage(err)}\n`);
+      return EXIT.usage;
     }
     if (err instanceof ConfigError || err instanceof UnsupportedDatabaseError || err instanceof RigError) {
       process.stderr.write(`fleet: ${err.message}\n`);

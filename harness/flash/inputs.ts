@@ -4,6 +4,7 @@
 // sector alignment, overlaps, the flash's size, and each file against the partition it starts.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { fileErrorMessage, isFileSystemError } from '../file-errors.ts';
 import { IMAGE_MAGIC } from '../../firmware/image/app-image.ts';
 import { otaSlots, parsePartitionTable, PARTITION_TABLE_OFFSET, type PartitionEntry } from '../../firmware/image/partition-table.ts';
 
@@ -43,7 +44,7 @@ function readInput(path: string): Uint8Array {
   try {
     return new Uint8Array(readFileSync(path));
   } catch (err) {
-    throw new FlashInputError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw isFileSystemError(err) ? new FlashInputError(fileErrorMessage(err)) : err;
   }
 }
 
@@ -53,7 +54,7 @@ function fromFlasherArgs(jsonPath: string): FlashPlan {
   try {
     args = JSON.parse(readFileSync(jsonPath, 'utf8'));
   } catch (err) {
-    throw new FlashInputError(`cannot read ${jsonPath} as flasher_args.json: ${(err as Error).message}`);
+    throw new FlashInputError(isFileSystemError(err) ? fileErrorMessage(err) : `cannot read ${jsonPath} as flasher_args.json: ${(err as Error).message}`);
   }
   const entries = Object.entries(args.flash_files ?? {});
   if (entries.length === 0) throw new FlashInputError(`${jsonPath} has no flash_files`);

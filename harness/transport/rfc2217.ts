@@ -7,7 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import { COM, comPortCommand, CONTROL, DO, DONT, escapeData, negotiate, OPT, PURGE, SERVER_REPLY_OFFSET, TelnetParser, u32be, WILL, WONT } from '../../firmware/virtual-esp32/rfc2217/telnet.ts';
 import { TimeoutError } from '../board.ts';
-import { DisconnectedError, PortUnavailableError, type SerialTransport } from './transport.ts';
+import { DisconnectedError, PortUnavailableError, portProblem, type SerialTransport } from './transport.ts';
 
 /** RFC 2217 SET-PARITY 1 = NONE, SET-STOPSIZE 1 = one stop bit, SET-CONTROL 1 = no flow control. */
 const PARITY_NONE = 1;
@@ -65,7 +65,7 @@ export class Rfc2217Transport implements SerialTransport {
     const { host, port } = parseRfc2217Url(this.name);
     const socket = connect({ host, port });
     socket.setNoDelay(true);
-    const failure = (err: Error) => new PortUnavailableError(`cannot reach ${this.name}: ${err.message}`);
+    const failure = (err: Error) => new PortUnavailableError(`cannot reach ${this.name}: ${portProblem(err)}`);
     await this.within(`a TCP connection to ${this.name}`, new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', (err) => reject(failure(err)));

@@ -7,6 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '../ports.ts';
+import { stopChild } from '../child-process.ts';
 
 export interface Ser2net {
   url: string;
@@ -51,11 +52,6 @@ export async function startSer2net(dir: string, device: string, serial = '115200
   }
   return {
     url: `rfc2217://127.0.0.1:${port}`,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
-    },
+    stop: () => stopChild(child),
   };
 }

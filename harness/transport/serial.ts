@@ -4,7 +4,7 @@
 // DTR alone would otherwise assert RTS and hold EN low. A pseudo-terminal has no modem lines
 // (ENOTTY): NoModemLinesError.
 import { SerialPort } from 'serialport';
-import { DisconnectedError, NoModemLinesError, PortUnavailableError, type SerialTransport } from './transport.ts';
+import { DisconnectedError, NoModemLinesError, PortUnavailableError, portProblem, type SerialTransport } from './transport.ts';
 
 /** The part of node-serialport's SerialPort this uses (the seam for the tests of the line handling). */
 export interface NodePortLike {
@@ -48,7 +48,7 @@ export class SerialPortTransport implements SerialTransport {
 
   async connect(baudRate: number): Promise<void> {
     const port = this.open(this.name, baudRate);
-    await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(new PortUnavailableError(`cannot open ${this.name}: ${err.message}`)) : resolve())));
+    await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(new PortUnavailableError(`cannot open ${this.name}: ${portProblem(err)}`)) : resolve())));
     this.port = port;
     this.baudRate = baudRate;
     port.on('close', () => {

@@ -33,6 +33,17 @@ export class PortUnavailableError extends Error {
   readonly portUnavailable = true;
 }
 
+/** Why a port could not be opened, in words a user can act on (node-serialport's and the socket's errors). */
+export function portProblem(err: Error): string {
+  const m = err.message.replace(/^Error: /, '');
+  if ((err as NodeJS.ErrnoException).code === 'ECONNREFUSED') return 'connection refused (is an RFC 2217 server listening there?)';
+  if (/No such file or directory/.test(m)) return 'no such port (fleet ports lists the serial ports of this machine)';
+  if (/Permission denied/.test(m)) return 'permission denied (on Linux, add your user to the dialout group and log in again)';
+  if (/Is a directory|Inappropriate ioctl/.test(m)) return 'not a serial port';
+  if (/Resource temporarily unavailable|Cannot lock port/.test(m)) return 'in use by another program (a monitor?): close it first';
+  return m;
+}
+
 /** A port whose lines cannot be driven (a pseudo-terminal): reset the board with its boot control instead. */
 export class NoModemLinesError extends Error {
   override name = 'NoModemLinesError';

@@ -1,6 +1,7 @@
 // Rig files: the shipped rigs load; a bad rig is refused naming the field and the value.
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
+import { FileArgumentError } from '../../harness/file-errors.ts';
 import { loadRig, parseRig, RigError } from '../../harness/rig.ts';
 
 const rigPath = (name: string) => fileURLToPath(new URL(`../../harness/rigs/${name}.json`, import.meta.url));
@@ -52,6 +53,6 @@ describe('rig files', () => {
   });
 
   it('names the file when it is not JSON or missing', () => {
-    expect(() => loadRig('/nonexistent/rig.json')).toThrow(RigError);
+    expect(() => loadRig('/nonexistent/rig.json')).toThrow(new FileArgumentError('the rig file: cannot open /nonexistent/rig.json: no such file or folder; check the path'));
   });
 });

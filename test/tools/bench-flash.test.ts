@@ -2,6 +2,7 @@
 // 2217 rig's boards, driven as physical ones), and the scenarios then run on the version that image
 // carries, read from the boards.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,14 @@ describe('fleet bench --flash', () => {
     expect(r.status).toBe(0);
     // The step names the version read from the board after the bench flashed it.
     expect(readFileSync(join(dir, 'report', 'index.html'), 'utf8')).toContain('power on the board and revoke its version 2026.06.01');
+    // The reports say what the boards ran: the image the bench flashed, by its SHA-256.
+    const sha = createHash('sha256').update(readFileSync(join(dir, 'bench.bin'))).digest('hex');
+    const junit = readFileSync(join(dir, 'report', 'junit.xml'), 'utf8');
+    for (const board of ['source', 'target']) {
+      expect(junit).toContain(`<property name="board.${board}.firmware.version" value="2026.06.01"/>`);
+      expect(junit).toContain(`<property name="board.${board}.firmware.sha256" value="${sha}"/>`);
+      expect(junit).toContain(`<property name="board.${board}.firmware.source" value="flashed by the bench (--flash)"/>`);
+    }
   });
 
   it('refuses inputs without an app image', () => {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { fleetOnTerminal } from '../helpers/terminal.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const fleetJs = join(root, 'bin', 'fleet.js');
@@ -134,26 +135,18 @@ describe('fleet flash without a board', () => {
 });
 
 describe('fleet monitor', () => {
-  it('shows the console, sends typed lines, resets the board on Ctrl-T Ctrl-R, writes the log, quits on Ctrl-]', { timeout: 120_000 }, async () => {
+  it('on a terminal: shows the console, sends typed lines, resets the board on Ctrl-T Ctrl-R, writes the log, quits on Ctrl-]', { timeout: 120_000 }, async () => {
     const log = join(dir, 'monitor.log');
-    const monitor = spawn(process.execPath, [fleetJs, 'monitor', '--port', board.rfc2217, '--log', log], { cwd: root });
-    let out = '';
-    monitor.stdout.on('data', (c) => (out += c));
-    monitor.stderr.on('data', (c) => (out += c));
-    const seen = async (pattern: RegExp) => {
-      for (let i = 0; i < 600 && !pattern.test(out); i++) await new Promise((r) => setTimeout(r, 50));
-      if (!pattern.test(out)) throw new Error(`the monitor never printed ${pattern}; it printed:\n${out}`);
-    };
-    await seen(/monitor: rfc2217:\/\/127\.0\.0\.1:\d+ at 115200 baud, reset classic/);
-    monitor.stdin.write('status\n');
-    await seen(/^OK \{"uuid":"5c0e1a00-0000-4000-8000-000000000001"/m);
-    monitor.stdin.write(Uint8Array.of(0x14, 0x12)); // Ctrl-T Ctrl-R
-    await seen(/monitor: resetting the board\n/);
-    await seen(/^rst:0x1 \(POWERON\),boot:0x8 \(SPI_FAST_FLASH_BOOT\)$/m);
-    await seen(/^LOG INFO boot: controller 5c0e1a00-0000-4000-8000-000000000001 firmware 2026\.08\.01 \(debug\)$/m);
-    const exited = new Promise<number | null>((r) => monitor.once('exit', r));
-    monitor.stdin.write(Uint8Array.of(0x1d)); // Ctrl-]
-    expect(await exited).toBe(0);
+    const monitor = fleetOnTerminal(['monitor', '--no-colour', '--log', log], { ESPPORT: board.rfc2217 });
+    await monitor.seen(/monitor: rfc2217:\/\/127\.0\.0\.1:\d+ at 115200 baud, reset classic, log .*; Ctrl-T Ctrl-R reset, Ctrl-T Ctrl-P download mode, Ctrl-\] quit/);
+    monitor.type('status\r');
+    await monitor.seen(/^OK \{"uuid":"5c0e1a00-0000-4000-8000-000000000001"/m);
+    monitor.type(Uint8Array.of(0x14, 0x12)); // Ctrl-T Ctrl-R
+    await monitor.seen(/monitor: resetting the board\n/);
+    await monitor.seen(/^rst:0x1 \(POWERON\),boot:0x8 \(SPI_FAST_FLASH_BOOT\)$/m);
+    await monitor.seen(/^LOG INFO boot: controller 5c0e1a00-0000-4000-8000-000000000001 firmware 2026\.08\.01 \(debug\)$/m);
+    monitor.type(Uint8Array.of(0x1d)); // Ctrl-]
+    expect(await monitor.exited).toBe(0);
     expect(readFileSync(log, 'utf8')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z LOG INFO boot: controller .* firmware 2026\.08\.01 \(debug\)$/m);
   });
 });

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadRig, RigError } from '../../harness/rig.ts';
+import { onStopSignals } from '../cli/stop-signals.ts';
 
 export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.json', import.meta.url));
 
@@ -57,7 +58,26 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
       const reportDir = resolve(o.report);
       const image = o.flash ? await benchImage(o.flash) : undefined;
       process.stderr.write(`bench: rig ${rig.name} (${rig.boards.length} boards), ${chosen.length} scenarios, report in ${reportDir}${image ? `, boards flashed with ${image.version}` : ''}\n`);
-      const run = await runScenarios(rig, chosen, { reportDir, progress: (line) => process.stderr.write(line + '\n'), ...(image ? { image } : {}) });
+      // SIGINT/SIGTERM: the scenario under way is abandoned, its boards, cloud and broker closed.
+      const signals = onStopSignals('bench');
+      const abort = new AbortController();
+      void signals.stopped.then((signal) => {
+        process.stderr.write(`bench: ${signal}: stopping the scenario under way and closing the bench\n`);
+        signals.closing('the boards, the cloud and the broker');
+        abort.abort(signal);
+      });
+      let run;
+      try {
+        run = await runScenarios(rig, chosen, { reportDir, progress: (line) => process.stderr.write(line + '\n'), signal: abort.signal, ...(image ? { image } : {}) });
+      } finally {
+        signals.dispose();
+      }
+      if (run.interrupted) {
+        // What the abandoned scenario still awaited (time-outs of up to a minute) would keep the
+        // process alive: the bench is closed, so it ends here, with the shell's code for the signal.
+        process.stderr.write(`bench: interrupted after ${run.results.length} of ${chosen.length} scenarios; no report written\n`);
+        process.exit(signals.signal === 'SIGTERM' ? 143 : 130);
+      }
       writeReport(run, reportDir);
       process.stdout.write(summaryTable(run) + '\n');
       process.stdout.write(`report: ${resolve(reportDir, 'index.html')}\n`);

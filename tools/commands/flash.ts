@@ -7,7 +7,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { basename } from 'node:path';
 import { chipByName, type ChipName } from '../../firmware/image/chips.ts';
 import type { ResetMethod } from '../../harness/transport/reset-sequence.ts';
-import { baudOption, resetMethodOption, resolveResetMethod, seconds } from './port-options.ts';
+import { baudFlag, portFlag, resetMethodOption, resolvePort, resolveResetMethod, seconds } from './port-options.ts';
 
 function chipOption(value: string): 'auto' | ChipName {
   if (value === 'auto') return value;
@@ -28,15 +28,15 @@ export function flashCommand(program: Command): void {
     .command('flash')
     .description('Flash a board (serial port or RFC 2217) with esptool-js: an app image, offset/file pairs, or an ESP-IDF/Moddable build (flasher_args.json); verify, reset, print the version that booted')
     .argument('<inputs...>', 'image.bin | <offset> <file> … | flasher_args.json | build folder')
-    .requiredOption('--port <port>', 'serial port path or rfc2217://host:port')
-    .option('--baud <rate>', 'baud rate after the stub is running', baudOption, 921_600)
+    .addOption(portFlag())
+    .addOption(baudFlag('baud rate after the stub is running', 921_600, 'ESPBAUD'))
     .option('--chip <name>', 'expected chip (auto: what the ROM reports)', chipOption, 'auto')
     .option('--reset-method <method>', 'classic (USB-UART bridge), usb-jtag (ESP32-S3 USB), none, or auto (from the USB ids)', resetMethodOption, 'auto')
     .option('--erase-all', 'erase the whole flash first')
     .option('--no-reset', 'stay in the flasher stub afterwards (no reset, no boot check)')
     .option('--no-compress', 'send the images uncompressed')
     .option('--boot-timeout <seconds>', 'how long to wait for the boot line', seconds, 30)
-    .action(async (inputs: string[], o: { port: string; baud: number; chip: 'auto' | ChipName; resetMethod: ResetMethod | 'auto'; reset: boolean; eraseAll?: boolean; compress: boolean; bootTimeout: number }) => {
+    .action(async (inputs: string[], o: { port?: string; baud: number; chip: 'auto' | ChipName; resetMethod: ResetMethod | 'auto'; reset: boolean; eraseAll?: boolean; compress: boolean; bootTimeout: number }) => {
       const [{ flashBoard, FlashError }, { planFlash, FlashInputError }, { createTransport }, { productPartitions }] = await Promise.all([
         import('../../harness/flash/flash-board.ts'),
         import('../../harness/flash/inputs.ts'),
@@ -51,11 +51,12 @@ export function flashCommand(program: Command): void {
         if (err instanceof FlashInputError) throw new FlashError('usage', err.message);
         throw err;
       }
-      const method = await resolveResetMethod(o.port, o.resetMethod);
+      const port = await resolvePort(o.port, (line) => process.stderr.write(`flash: ${line}\n`));
+      const method = await resolveResetMethod(port, o.resetMethod);
       const tty = process.stderr.isTTY;
       const say = (line: string) => process.stderr.write(line + '\n');
       for (const f of plan.files) say(`flash: ${basename(f.path)} at 0x${f.address.toString(16)} (${f.data.length} bytes)`);
-      const transport = await createTransport(o.port);
+      const transport = await createTransport(port);
       try {
         const outcome = await flashBoard({
           transport,

@@ -4,10 +4,11 @@
 //   fleet image partitions -o partitions.bin           firmware/partitions.csv in ESP-IDF's binary form
 // `info` exits 1 when the bootloader would refuse the image.
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { chipByName } from '../../firmware/image/chips.ts';
 import { describeImage, formatImageDescription } from '../../firmware/image/describe.ts';
+import { readFileArgument } from '../../harness/file-errors.ts';
 import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
 import { compilePartitionTable, PARTITION_TABLE_OFFSET, subtypeName, typeName } from '../../firmware/image/partition-table.ts';
 import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/virtual-payload.ts';
@@ -49,7 +50,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .action(async (o: { version: string; output: string; chip: string; project: string; role: 'controller' | 'client'; build: 'production' | 'debug'; class: string; product: string; firmware?: string }) => {
       const chip = chipByName(o.chip);
       let firmware: Uint8Array;
-      if (o.firmware) firmware = new Uint8Array(readFileSync(o.firmware));
+      if (o.firmware) firmware = new Uint8Array(readFileArgument(o.firmware));
       else {
         process.stderr.write(`image: building the ${o.build} ${o.role} firmware with the Moddable SDK for the host (the first build takes a few minutes)…\n`);
         const { firmwareOf } = await import('../../firmware/virtual-esp32/firmware-image.ts');
@@ -67,7 +68,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .argument('<file>')
     .option('--json', 'print the description as JSON')
     .action((file: string, o: { json?: boolean }) => {
-      const d = describeImage(new Uint8Array(readFileSync(file)));
+      const d = describeImage(new Uint8Array(readFileArgument(file)));
       process.stdout.write(o.json ? JSON.stringify(d, null, 2) + '\n' : formatImageDescription(d, basename(file)));
       if (!d.valid) setExit(1);
     });
@@ -80,7 +81,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .requiredOption('-o, --output <file>', 'where to write the binary table')
     .action(async (o: { csv?: string; flashSize: number; output: string }) => {
       const csvPath = o.csv ?? (await import('../../firmware/virtual-esp32/firmware-image.ts')).PARTITIONS_CSV;
-      const entries = parsePartitionCsv(readFileSync(csvPath, 'utf8'), csvPath);
+      const entries = parsePartitionCsv(readFileArgument(csvPath).toString('utf8'), csvPath);
       writeFileSync(o.output, compilePartitionTable(entries, o.flashSize));
       for (const p of entries) process.stdout.write(`${p.name.padEnd(16)} ${typeName(p.type).padEnd(5)} ${subtypeName(p.type, p.subtype).padEnd(9)} 0x${p.offset.toString(16).padStart(6, '0')} 0x${p.size.toString(16).padStart(6, '0')}\n`);
     });

@@ -1,6 +1,10 @@
 // What the board commands (flash, monitor, console) share: the port option, the reset method (from
 // the USB ids when not given) and opening the transport with errors that say which port.
-import { InvalidArgumentError } from 'commander';
+// As esptool and idf.py users expect: `-p/--port` or ESPPORT; `-b/--baud` or ESPBAUD for flashing,
+// MONITORBAUD for the console (idf.py's names: ESPBAUD is the flashing rate, often 460800 or more,
+// which a console at 115200 would not read). With no port given, the only serial port of the
+// machine is used; when there are several, they are listed and the user picks one.
+import { InvalidArgumentError, Option } from 'commander';
 import { isRfc2217 } from '../../harness/transport/open.ts';
 import { parseResetMethod, type ResetMethod } from '../../harness/transport/reset-sequence.ts';
 
@@ -32,4 +36,35 @@ export function seconds(value: string): number {
   const n = Number(value);
   if (!/^\d+(\.\d+)?$/.test(value) || n <= 0 || n > 3600) throw new InvalidArgumentError(`must be a number of seconds from 0 to 3600: ${value}`);
   return n;
+}
+
+/** -p/--port, from ESPPORT when not given. */
+export function portFlag(): Option {
+  return new Option('-p, --port <port>', 'serial port path or rfc2217://host:port (default: the only serial port of this machine)').env('ESPPORT');
+}
+
+/** -b/--baud with its default and environment variable (ESPBAUD for flashing, MONITORBAUD for the console). */
+export function baudFlag(description: string, defaultBaud: number, env: 'ESPBAUD' | 'MONITORBAUD'): Option {
+  return new Option('-b, --baud <rate>', description).env(env).default(defaultBaud).argParser(baudOption);
+}
+
+/** No port given and not exactly one to pick: a usage error (exit 2) that lists what there is. */
+export class PortChoiceError extends Error {
+  override name = 'PortChoiceError';
+  readonly exitCode = 2;
+}
+
+type PortList = () => Promise<import('../../harness/transport/usb-ports.ts').SerialPortInfo[]>;
+
+/** The port to open: the one given (-p or ESPPORT), else the machine's only serial port. */
+export async function resolvePort(given: string | undefined, say: (line: string) => void, list?: PortList): Promise<string> {
+  if (given) return given;
+  const { listSerialPorts, formatPort } = await import('../../harness/transport/usb-ports.ts');
+  const ports = await (list ?? listSerialPorts)();
+  if (ports.length === 1) {
+    say(`using ${ports[0]!.path}, the only serial port (give another with -p or ESPPORT)`);
+    return ports[0]!.path;
+  }
+  if (ports.length === 0) throw new PortChoiceError('no serial port found on this machine: plug the board in, or give -p <port> (a path or rfc2217://host:port) or ESPPORT');
+  throw new PortChoiceError(`${ports.length} serial ports; pick one with -p <port> or ESPPORT:\n${ports.map((p) => `  ${formatPort(p)}`).join('\n')}`);
 }

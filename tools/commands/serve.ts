@@ -3,6 +3,16 @@
 // other `fleet` command is a client of a running cloud and never loads it.
 import type { Command } from 'commander';
 
+/** A listen that failed, as a sentence naming the address and what to do; undefined for other errors. */
+function listenProblem(err: unknown, host: string, port: number): string | undefined {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE') return `${where} is already in use by another program (another cloud?): stop it, or serve on another port with --port or PORT (0 picks a free one)`;
+  if (code === 'EACCES') return `${where}: no permission to listen on port ${port} (ports below 1024 need privileges): choose a port from 1024 up with --port or PORT`;
+  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine: choose one with --host or HOST (the default is 127.0.0.1)`;
+  return undefined;
+}
+
 export function serveCommand(program: Command): void {
   program
     .command('serve')
@@ -13,9 +23,26 @@ export function serveCommand(program: Command): void {
       const env = { ...process.env };
       if (o.port !== undefined) env.PORT = o.port;
       if (o.host !== undefined) env.HOST = o.host;
-      const [{ loadConfig }, { startCloudServer }] = await Promise.all([import('../../cloud/config.ts'), import('../../cloud/server.ts')]);
-      const config = loadConfig(env);
-      const running = await startCloudServer(config);
+      const [{ ConfigError, loadConfig }, { startCloudServer }, { fileErrorMessage, isFileSystemError }] = await Promise.all([
+        import('../../cloud/config.ts'),
+        import('../../cloud/server.ts'),
+        import('../../harness/file-errors.ts'),
+      ]);
+      // The secret file is read or created by loadConfig, the store's folder by startCloudServer.
+      let config;
+      try {
+        config = loadConfig(env);
+      } catch (err) {
+        throw isFileSystemError(err) ? new ConfigError(`${fileErrorMessage(err, 'the JWT secret file')} (set JWT_SECRET_FILE, or JWT_SECRET)`) : err;
+      }
+      let running;
+      try {
+        running = await startCloudServer(config);
+      } catch (err) {
+        const listen = listenProblem(err, config.host, config.port);
+        if (listen) throw new ConfigError(listen);
+        throw isFileSystemError(err) ? new ConfigError(`${fileErrorMessage(err, 'the store')} (DATABASE_URL is ${config.databaseUrl})`) : err;
+      }
       const jwt = config.jwt.mode === 'hs256' ? `HS256 secret from ${config.jwt.secretSource}` : `JWKS ${config.jwt.jwksUrl}`;
       process.stderr.write(`cloud listening on ${running.url} (store ${running.store.kind} ${config.databaseUrl}; JWT ${jwt})\n`);
       await new Promise<void>((resolve) => {

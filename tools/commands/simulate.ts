@@ -1,11 +1,17 @@
 // `fleet simulate`: a boot storm of simulated devices against a running cloud (tools/simulate/engine.ts,
-// docs/fleet-scale.md). Prints progress on stderr, figures on stdout; exit 1 when a device failed a
+// docs/fleet-scale.md). Its devices (sim-…) and their backups are removed at the end, also after a
+// failure or a signal, unless --keep: a simulation against a real cloud leaves its inventory as it was. Prints progress on stderr, figures on stdout; exit 1 when a device failed a
 // step for good (a refusal that is not retried, or the run's deadline) or a stored backup is not the
 // one its device sent; exit 3 (tools/fleet.ts) when the cloud cannot be reached at all.
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveJwtSecret } from '../../cloud/config.ts';
 import { mintToken } from '../../cloud/auth/jwt.ts';
+import { cloudUrlOption } from '../cli/cloud-url.ts';
+import { onStopSignals } from '../cli/stop-signals.ts';
 import { FleetSimulator, formatResult } from '../simulate/engine.ts';
+
+/** Removing thousands of devices after a signal takes longer than closing a port. */
+const REMOVE_GRACE_MS = 60_000;
 
 function wholeNumber(value: string): number {
   const n = Number(value);
@@ -25,8 +31,9 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
     .option('--max-skew <seconds>', 'device clocks are off by up to this, either way', wholeNumber, 60)
     .option('--connections <n>', 'connections open at once per cloud URL (default: one per device, at most 4096)', wholeNumber)
     .option('--deadline <seconds>', 'devices retry (back-off, Retry-After) until this long after the storm began, then give up', wholeNumber, 900)
-    .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these')
-    .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[] }) => {
+    .option('--keep', 'keep the simulated devices (sim-…) and their backups in the cloud afterwards (default: removed at the end)')
+    .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these', (url: string, previous: string[] = []) => [...previous, cloudUrlOption(url)])
+    .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[]; keep?: boolean }) => {
       const g = program.opts<{ cloud: string; token?: string }>();
       const adminToken =
         g.token ?? process.env.FLEET_TOKEN ?? (await mintToken(resolveJwtSecret(process.env, { create: false }).secret, { subject: 'fleet-simulate', ttlSeconds: 3600 }));
@@ -44,15 +51,40 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
         onProgress: (p) =>
           process.stderr.write(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures\n`),
       });
+      // SIGINT/SIGTERM: the storm stops, and its devices are still removed (a second signal leaves them).
+      const signals = onStopSignals('simulate', { graceMs: REMOVE_GRACE_MS });
+      void signals.stopped.then((signal) => {
+        process.stderr.write(`simulate: ${signal}: stopping the storm${o.keep ? '' : '; the simulated devices will be removed (a second signal leaves them)'}\n`);
+        sim.stop();
+      });
       try {
-        process.stderr.write(`enrolling ${o.devices} devices…\n`);
+        process.stderr.write(`enrolling ${o.devices} devices (${sim.uuidPrefix}*)…\n`);
         await sim.enroll();
-        process.stderr.write(`boot storm: ${o.devices} devices${o.spread ? ` over ${o.spread} s` : ', all at once'}\n`);
-        const r = await sim.run();
-        process.stdout.write(formatResult(r).join('\n') + '\n');
-        if (r.errorCount > 0 || r.lost > 0) setExit(1);
+        if (!signals.signal) {
+          process.stderr.write(`boot storm: ${o.devices} devices${o.spread ? ` over ${o.spread} s` : ', all at once'}\n`);
+          const r = await sim.run();
+          if (r.stopped) setExit(signals.signal === 'SIGTERM' ? 143 : 130);
+          else {
+            process.stdout.write(formatResult(r).join('\n') + '\n');
+            if (r.errorCount > 0 || r.lost > 0) setExit(1);
+          }
+        } else setExit(signals.signal === 'SIGTERM' ? 143 : 130);
       } finally {
-        sim.close();
+        try {
+          if (o.keep) process.stderr.write(`simulate: kept the devices ${sim.uuidPrefix}* and their backups (--keep)\n`);
+          else {
+            signals.closing(`the removal of the devices ${sim.uuidPrefix}*`);
+            const { removed, failed } = await sim.removeDevices();
+            if (removed > 0) process.stderr.write(`simulate: removed ${removed} simulated devices (${sim.uuidPrefix}*) and their backups\n`);
+            if (failed.length) {
+              process.stderr.write(`simulate: could not remove ${failed.length}: ${failed.slice(0, 10).join(', ')}${failed.length > 10 ? ', …' : ''}\n`);
+              setExit(1);
+            }
+          }
+        } finally {
+          sim.close();
+          signals.dispose();
+        }
       }
     });
 }

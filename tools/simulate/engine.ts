@@ -10,7 +10,7 @@
 // seed when needed, never kept).
 import { createCipheriv, createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { CloudUnreachableError } from '../client.ts';
+import { cloudEndpoint, CloudUnreachableError } from '../client.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 
 export type Step = 'ota' | 'push' | 'push304';
@@ -112,6 +112,8 @@ export interface SimResult {
   /** Devices whose backup was read back and is exactly what they sent. */
   intact: number;
   verifySeconds: number;
+  /** Ended early by stop(): not verified. */
+  stopped?: boolean;
 }
 
 interface Device {
@@ -125,6 +127,8 @@ interface Device {
   blobSha: string;
   /** The same, once pushed. */
   sentSha: string | undefined;
+  /** The cloud has it (removeDevices takes these away again). */
+  enrolled: boolean;
 }
 
 interface Reply {
@@ -157,6 +161,18 @@ export function deviceBlob(seed: string, index: number, size: number): Buffer {
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A sleep that a stop() ends early. */
+const sleepUnless = (ms: number, stop: AbortSignal) =>
+  new Promise<void>((r) => {
+    if (stop.aborted) return r();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', done);
+      r();
+    }
+    stop.addEventListener('abort', done, { once: true });
+  });
 
 export class FleetSimulator {
   private readonly o: Required<Omit<SimOptions, 'onProgress' | 'connections'>> & { connections: number; onProgress?: SimOptions['onProgress'] };
@@ -175,6 +191,7 @@ export class FleetSimulator {
   private deadlineAt = Infinity;
   private failures = 0;
   private done = 0;
+  private readonly stopping = new AbortController();
   private enrollSeconds = 0;
 
   constructor(opts: SimOptions) {
@@ -200,6 +217,11 @@ export class FleetSimulator {
     this.agents = opts.urls.map(() => new Agent({ keepAlive: true, maxSockets: this.o.connections, maxFreeSockets: this.o.connections }));
   }
 
+  /** What the devices' UUIDs start with (sim-<random>- unless given). */
+  get uuidPrefix(): string {
+    return this.o.uuidPrefix;
+  }
+
   /** Creates the devices' identities and enrolls them through the admin API. */
   async enroll(): Promise<void> {
     const t0 = performance.now();
@@ -215,6 +237,7 @@ export class FleetSimulator {
         skewMs: Math.round((Math.random() * 2 - 1) * o.maxSkewMs),
         blobSha: '',
         sentSha: undefined,
+        enrolled: false,
       };
     });
     // The blob's hash is the device's ETag; taken now, so that the storm only regenerates the blob
@@ -222,7 +245,7 @@ export class FleetSimulator {
     for (const d of this.devices) d.blobSha = sha256(deviceBlob(o.seed, d.index, d.size));
     let next = 0;
     const worker = async () => {
-      while (next < this.devices.length) {
+      while (next < this.devices.length && !this.stopping.signal.aborted) {
         const d = this.devices[next++]!;
         const body = Buffer.from(JSON.stringify({ public_key: d.publicKeyPem }));
         for (let attempt = 1; ; attempt++) {
@@ -243,6 +266,7 @@ export class FleetSimulator {
             continue;
           }
           if (r.status !== 201 && r.status !== 200) throw new Error(`enrolling ${d.uuid}: ${r.status} ${r.body.toString().slice(0, 200)}`);
+          d.enrolled = true;
           break;
         }
       }
@@ -274,7 +298,8 @@ export class FleetSimulator {
     try {
       await Promise.all(
         this.devices.map(async (d) => {
-          if (o.spreadMs > 0) await sleep(Math.random() * o.spreadMs);
+          if (o.spreadMs > 0) await sleepUnless(Math.random() * o.spreadMs, this.stopping.signal);
+          if (this.stopping.signal.aborted) return;
           await this.boot(d);
           this.done++;
         }),
@@ -284,7 +309,8 @@ export class FleetSimulator {
     }
     const stormSeconds = (performance.now() - t0) / 1000;
     const v0 = performance.now();
-    const verdict = await this.verify();
+    // Stopped: the devices that had not booted have nothing to verify; the run is not a verdict.
+    const verdict = this.stopping.signal.aborted ? { lost: 0, mixed: 0, intact: 0 } : await this.verify();
     const verifySeconds = (performance.now() - v0) / 1000;
     const steps = STEPS.map((step): StepFigures => {
       const lat = this.latencies.get(step)!.sort((a, b) => a - b);
@@ -304,7 +330,59 @@ export class FleetSimulator {
       maxRetryAfterSeconds: this.maxRetryAfterSeconds,
       ...verdict,
       verifySeconds,
+      ...(this.stopping.signal.aborted ? { stopped: true } : {}),
     };
+  }
+
+  /** Ends the storm early (SIGINT): no new step or retry starts; the steps under way finish. */
+  stop(): void {
+    this.deadlineAt = -Infinity;
+    this.stopping.abort();
+  }
+
+  /**
+   * Takes away what the run left in the cloud, so that a simulation against a real cloud leaves its
+   * inventory as it found it: each enrolled device's backup (a signed DELETE, as the device itself
+   * would) and then the device (the admin API; removing a device keeps its backup). 503, 408 and
+   * network errors are retried a few times; what still failed is listed.
+   */
+  async removeDevices(): Promise<{ removed: number; failed: string[] }> {
+    const enrolled = this.devices.filter((d) => d.enrolled);
+    const failed: string[] = [];
+    let removed = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < enrolled.length) {
+        const d = enrolled[next++]!;
+        const backup = await this.sendRetrying('DELETE', `/devices/${d.uuid}/backup`, () => signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>);
+        const device = await this.sendRetrying('DELETE', `/admin/devices/${d.uuid}`, () => ({ authorization: `Bearer ${this.o.adminToken}` }));
+        // 404: already gone (no backup pushed, or removed by someone else).
+        const bad = [backup, device].find((status) => status !== 204 && status !== 404);
+        if (bad === undefined) {
+          d.enrolled = false;
+          removed++;
+        } else failed.push(`${d.uuid} (${bad})`);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.o.enrollConcurrency, enrolled.length) }, worker));
+    return { removed, failed };
+  }
+
+  /** A request retried on 503, 408 and network errors (10 attempts): its last status, or 'net <code>'. */
+  private async sendRetrying(method: string, path: string, headers: () => Record<string, string>): Promise<number | string> {
+    let last: number | string = 'no attempt';
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      try {
+        const r = await this.send(method, path, headers());
+        last = r.status;
+        if (r.status !== 503 && r.status !== 408) return r.status;
+        await sleep(retryDelayMs(attempt, retryAfterMs(r), this.o.backoffBaseMs, 5_000));
+      } catch (err) {
+        last = `net ${err instanceof NetError ? err.code : String(err)}`;
+        await sleep(retryDelayMs(attempt, 0, this.o.backoffBaseMs, 5_000));
+      }
+    }
+    return last;
   }
 
   /** What a booting device does. A step that fails for good ends the device's boot (counted). */
@@ -352,6 +430,7 @@ export class FleetSimulator {
     const counts = this.stepCounts.get(step)!;
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
+      if (this.stopping.signal.aborted) return false;
       let req: ReturnType<typeof make> | undefined = make();
       let kind: string;
       let raMs = 0;
@@ -449,7 +528,7 @@ export class FleetSimulator {
 
   private send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Reply> {
     const i = this.rr++ % this.o.urls.length;
-    const url = new URL(path, this.o.urls[i]);
+    const url = cloudEndpoint(this.o.urls[i]!, path);
     return new Promise((resolve, reject) => {
       const req = httpRequest(
         url,

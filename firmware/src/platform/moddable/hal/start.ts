@@ -1,6 +1,7 @@
 // Starting the firmware on a board: reads the build's configuration, assembles the HAL on Moddable
 // modules and boots the portable core. main.ts (the manifest's creation.main) calls it on an
-// ESP32-S3; a virtual board's emulation of the SDK calls the same function (firmware/sim/). Once the
+// ESP32-S3, and on a virtual board, whose firmware is this app built by the SDK for Linux
+// (firmware/sdk-host/, docs/moddable-emulation.md). Once the
 // core has booted (storage repaired, listeners serving) a new image confirms itself; if the start
 // fails while the image is still unconfirmed the board restarts, and the bootloader rolls back to
 // the previous image.
