@@ -14,7 +14,7 @@ import { FirmwareBuildError, NO_LAUNCH } from '../../tools/moddable/firmware-bui
 import { ruleDigest } from '../../tools/moddable/makefile.ts';
 import { PRELOADED_REGEXP_PROBLEM, preloadedRegExps } from '../../tools/moddable/xs-archive.ts';
 import { runStep, tail } from '../../tools/moddable/process.ts';
-import { ensureSdkTools, REPO_ROOT, takeLock, type SdkTools } from '../../tools/moddable/sdk.ts';
+import { ensureSdkTools, HOST_FIRMWARE_PREREQUISITES, missingPrerequisites, REPO_ROOT, takeLock, type SdkTools } from '../../tools/moddable/sdk.ts';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 export const PRODUCT_MANIFEST = join(REPO_ROOT, 'firmware/src/platform/moddable/manifest.json');
@@ -78,12 +78,18 @@ function buildRoot(tools: SdkTools): string {
   return join(tools.moddable, '..', 'virtual-esp32');
 }
 
-/** The loader, compiled once per SDK copy (it includes the SDK's screen.h). */
+/**
+ * The loader, compiled once per SDK copy and loader.c (it includes the SDK's screen.h): kept beside
+ * the SHA-256 of the source it was compiled from, so a checkout of another loader.c builds it again
+ * whatever the files' times say.
+ */
 async function ensureLoader(tools: SdkTools, env: NodeJS.ProcessEnv): Promise<string> {
   const root = buildRoot(tools);
   const source = join(HERE, 'loader.c');
   const loader = join(root, 'loader');
-  if (existsSync(loader) && statSync(loader).mtimeMs >= statSync(source).mtimeMs) return loader;
+  const stamp = `${loader}.sha256`;
+  const digest = createHash('sha256').update(readFileSync(source)).digest('hex');
+  if (existsSync(loader) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return loader;
   mkdirSync(root, { recursive: true });
   const glib = await runStep('pkg-config', ['--cflags', '--libs', 'glib-2.0'], { env });
   if (glib.code !== 0) throw new FirmwareBuildError('loader', `pkg-config glib-2.0 failed: ${glib.output.trim()}`);
@@ -95,6 +101,7 @@ async function ensureLoader(tools: SdkTools, env: NodeJS.ProcessEnv): Promise<st
   );
   if (r.code !== 0) throw new FirmwareBuildError('loader', `the loader did not compile:\n${tail(r.output)}`);
   renameSync(temporary, loader);
+  writeFileSync(stamp, digest);
   return loader;
 }
 
@@ -117,6 +124,8 @@ export function hostFirmware(variant: HostVariant, o: { log?: (line: string) => 
 
 async function buildVariant(config: Record<string, unknown>, log: (line: string) => void): Promise<HostFirmware> {
   const tools = await ensureSdkTools({ log });
+  const missing = await missingPrerequisites(process.env, HOST_FIRMWARE_PREREQUISITES);
+  if (missing.length > 0) throw new FirmwareBuildError('prerequisites', missing.map((p) => p.install).join('\n'));
   const env: NodeJS.ProcessEnv = { ...process.env, MODDABLE: tools.moddable, PATH: [tools.bin, join(REPO_ROOT, 'node_modules', '.bin'), process.env.PATH ?? ''].join(':') };
   delete env.IDF_PATH;
   const loaderPromise = (loaderBuilt ??= ensureLoader(tools, env));

@@ -17,7 +17,7 @@ export const DEFAULT_CHIP: ChipName = 'esp32s3';
 export const DEFAULT_FLASH_BYTES = 8 * 1024 * 1024;
 
 /** The controller's production build (the manifest's own config). */
-export const DEFAULT_VARIANT: HostVariant = { build: 'production', role: 'controller', hardwareClass: 'ctl-s3', productHex: '0x00C0FFEE', ethernet: true };
+export const DEFAULT_VARIANT: HostVariant = { build: 'production', role: 'controller', hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', ethernet: true };
 
 /** The build a board of this identity runs (with a rig's build settings and listener limits). */
 export function variantOf(identity: Pick<DeviceIdentity, 'role' | 'hardwareClass' | 'productHex' | 'build' | 'ethernetMac'>, o: { settings?: Record<string, number>; http?: Record<string, number> } = {}): HostVariant {

@@ -45,7 +45,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .addOption(new Option('--role <role>', 'the build: a controller or a client').choices(['controller', 'client']).default('controller'))
     .addOption(new Option('--build <kind>', 'production or debug (the fault command, 30 min provisioning)').choices(['production', 'debug']).default('production'))
     .option('--class <hardware-class>', 'the hardware class built in (config hardware_class)', 'ctl-s3')
-    .option('--product <0x...>', 'the product id built in (config product_hex)', '0x00C0FFEE')
+    .option('--product <0x...>', 'the product id built in (config product_hex)', '0x00c0ffee')
     .option('--firmware <file>', 'a built firmware (mc.so) instead of building one from firmware/src')
     .action(async (o: { version: string; output: string; chip: string; project: string; role: 'controller' | 'client'; build: 'production' | 'debug'; class: string; product: string; firmware?: string }) => {
       const chip = chipByName(o.chip);
