@@ -65,7 +65,7 @@ export class Device {
     const s = this.settings;
     this.local = new LocalBackupStore(hal.storage, hal.crypto, s.maxLocalBackupBytes, s.chunkBytes);
     this.records = new RecordStore(hal.storage, hal.crypto, deriveStorageKey(fuseHmac));
-    this.tokens = new ProvisioningTokens(hal.crypto, () => hal.clock.now(), s.provisioningTokenTtlSeconds * 1000);
+    this.tokens = new ProvisioningTokens(hal.crypto, () => hal.clock.uptime(), s.provisioningTokenTtlSeconds * 1000);
     this.mode = new ProvisioningMode(this.hal, this.records, this.tokens, s, (level, m) => this.log(level, 'provisioning', m));
     this.visual = new VisualTokens(hal, s.visualTokenTtlSeconds * 1000, (level, m) => this.log(level, 'auth', m));
     this.cloud = new CloudBackupClient(hal, { backupKey, identityKey: this.identityKey }, this.local, s.chunkBytes);
