@@ -22,6 +22,25 @@ import { RecordStore } from './records.ts';
 import { defaultSettings, type FirmwareSettings } from './settings.ts';
 import { rebootSoon } from './reboot.ts';
 
+/** More than a chip's whole heap (the esp32s3's 78,848 chunk bytes and 4,927 slots of 16 bytes): what `fault memory` holds at most. */
+const MEMORY_FAULT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * `fault memory` (debug builds): holds ever more memory, as a leak would, until the heap is full. On a
+ * chip, and on a virtual board (the SDK's XS with the chip's heaps), XS aborts with "memory full" and
+ * the chip restarts through its bootloader: what the bench checks is what survives that. A host whose
+ * heap grows (the memory platform) stops at MEMORY_FAULT_BYTES, answers and lets it all go.
+ */
+function exhaustMemory(): { held_bytes: number } {
+  const held: Uint8Array[] = [];
+  let bytes = 0;
+  while (bytes < MEMORY_FAULT_BYTES) {
+    held.push(new Uint8Array(1024));
+    bytes += 1024;
+  }
+  return { held_bytes: bytes };
+}
+
 /** SPKI DER header of an uncompressed P-256 public key (RFC 5480): then the 65-byte point. */
 const P256_SPKI_PREFIX = hexDecode('3059301306072a8648ce3d020106082a8648ce3d030107034200');
 
@@ -207,9 +226,10 @@ export class Device {
     c.on('fault', (args) => {
       if (this.hal.system.identity().build !== 'debug') throw Object.assign(new Error('fault injection exists in debug builds only'), { code: 'not_debug_build' });
       const m = /^record (controllers|clients) (\S+)$/.exec(args);
+      if (args === 'memory') return exhaustMemory();
       if (args === 'clear') this.api.faults.clear();
       else if (m) this.api.faults.add(`${m[1]}/${m[2]}`);
-      else throw Object.assign(new Error('usage: fault record <controllers|clients> <uuid> | fault clear'), { code: 'usage' });
+      else throw Object.assign(new Error('usage: fault record <controllers|clients> <uuid> | fault memory | fault clear'), { code: 'usage' });
       return { faults: [...this.api.faults] };
     });
     c.on('ota check', () => checkAndInstall(this.hal, { reboot: true }));
