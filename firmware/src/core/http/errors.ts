@@ -8,12 +8,15 @@ export class DeviceError extends Error {
   readonly status: number;
   readonly code: string;
   readonly details: Record<string, unknown> | undefined;
+  /** Response headers the answer carries (Retry-After). */
+  readonly headers: Record<string, string> | undefined;
 
-  constructor(status: number, code: string, message: string, details?: Record<string, unknown>) {
+  constructor(status: number, code: string, message: string, details?: Record<string, unknown>, headers?: Record<string, string>) {
     super(message);
     this.status = status;
     this.code = code;
     this.details = details;
+    this.headers = headers;
   }
 }
 
