@@ -90,9 +90,14 @@ static void onAbort(txScreen *screen, int status)
 	_exit(64 + status);
 }
 
+/* The natives' hook before each idle (fw_host_channel.c: the stack's peak across the screen's samples). */
+static void (*gBeforeIdle)(void) = NULL;
+
 static gboolean onIdle(gpointer data)
 {
 	txScreen *screen = data;
+	if (gBeforeIdle)
+		(*gBeforeIdle)();
 	if (screen->idle)
 		(*screen->idle)(screen);
 	return G_SOURCE_CONTINUE;
@@ -214,6 +219,7 @@ int main(int argc, char *argv[])
 	txScreenLaunchProc launch = (txScreenLaunchProc)dlsym(library, "fxScreenLaunch");
 	void (*attach)(void *) = (void (*)(void *))dlsym(library, "fwHostAttach");
 	gAbortReason = (const char *(*)(void *, int))dlsym(library, "fwHostAbortReason");
+	gBeforeIdle = (void (*)(void))dlsym(library, "fwHostBeforeIdle");
 	void (**beforeExit)(void) = (void (**)(void))dlsym(library, "fwHostBeforeExit");
 	if (beforeExit)
 		*beforeExit = drainUart;

@@ -70,6 +70,8 @@ export interface SdkBoardOptions {
    * its pins). Without it, the board restarts itself through the bootloader.
    */
   onReboot?: (reason: string) => void;
+  /** Aborted: the board is powered off, a start under way included (it ends with BootFailure). */
+  signal?: AbortSignal;
   /** The task watchdog: a main loop that does not answer for this long resets the chip (default 5 s, ESP-IDF's). */
   watchdogMs?: number;
   /** The listeners' ports by address, kept by an owner that starts the board again after a reset. */
@@ -79,6 +81,25 @@ export interface SdkBoardOptions {
    * heapLive: the most a run needed. Unset: the watchdog pings once a second without collecting.
    */
   heapSampleMs?: number;
+  /** Each of those samples (heapSampleMs), as it is taken: what a probe follows step by step. */
+  onHeapSample?: (figures: HeapFigures) => void;
+  /**
+   * A power-cut trial's watch on the file system (tools/power-cuts/sdk.ts): called before each
+   * operation of the firmware that changes it (the `file` module's create, write, delete, rename,
+   * mkdir, rmdir: firmware/sdk-host/natives/fw_host_flash.c), the firmware waiting for the answer.
+   * 'go' lets it happen; 'cut' cuts the power right there (cutPower: the operation never happens); for
+   * a write, a number lets that many of its bytes reach the flash, then cuts. Without it the firmware
+   * does not ask.
+   */
+  onFlashOp?: (op: FlashOp) => 'go' | 'cut' | number;
+}
+
+/** A file system operation of the firmware, as onFlashOp sees it: its path in the flash folder (`/backup.json`); a write's length. */
+export interface FlashOp {
+  op: 'create' | 'write' | 'delete' | 'rename' | 'mkdir' | 'rmdir';
+  /** Empty for a write (the file being written is the one created last that is still open). */
+  path: string;
+  length: number;
 }
 
 /** More resets than this within RESET_WINDOW_MS: the board stays down (a boot loop). */
@@ -127,6 +148,8 @@ export class SdkBoard {
   private bootDone: Promise<unknown> | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private watchdogBusy = false;
+  /** The power was cut (cutPower): nothing restarts the firmware. */
+  private unpowered = false;
 
   private constructor(private readonly o: SdkBoardOptions) {
     this.chip = chipByName(o.chip ?? DEFAULT_CHIP);
@@ -183,13 +206,19 @@ export class SdkBoard {
    */
   static async start(o: SdkBoardOptions): Promise<SdkBoard> {
     const board = new SdkBoard(o);
+    // Powered off while it starts (a bench stopping, a board that boots for ever): the start ends.
+    const abort = () => void board.close();
+    o.signal?.addEventListener('abort', abort, { once: true });
     try {
+      if (o.signal?.aborted) throw new BootFailure('the board was powered off before it started');
       await board.network.start();
       await board.powerOn(o.reset ?? 'poweron');
       await board.boot();
     } catch (err) {
       await board.close();
       throw err;
+    } finally {
+      o.signal?.removeEventListener('abort', abort);
     }
     return board;
   }
@@ -222,6 +251,8 @@ export class SdkBoard {
       this.appStartLines(app, log);
       const ended = await this.startFirmware(app);
       if (!ended) return;
+      if (this.closed) throw new BootFailure('the board was powered off while it booted');
+      if (this.unpowered) throw new BootFailure('the power was cut while the board booted');
       const cause = describeEnd(ended);
       this.reboots.push(`panic: ${cause}`);
       this.hostLine(`firmware fault (the app failed to start: ${cause}): reset`);
@@ -247,6 +278,7 @@ export class SdkBoard {
    */
   private async startFirmware(app: BootedApp): Promise<FirmwareEnd | undefined> {
     const { loader } = await hostFirmware(this.variant); // the loader only: the firmware is the image's
+    if (this.closed) throw new BootFailure('the board was powered off while it booted');
     const path = runnableCopy(app.firmware, loader);
     const ota = new OtaSlots(this.spi!, app.table, this.chip, app.partition);
     this.radio.powerOff();
@@ -258,7 +290,9 @@ export class SdkBoard {
     });
     this.bootDone.then(
       () => bootEnded(undefined),
-      () => undefined,
+      // A boot given up on while the firmware still runs (the task watchdog's reset, the firmware's
+      // own "did not start") is not waited for here: boot() sees the rejection, and a reset under way.
+      () => bootEnded(undefined),
     );
     const firmware = new FirmwareProcess({
       loader,
@@ -274,14 +308,17 @@ export class SdkBoard {
         panel: this.panel,
         log: new BootLog((line) => this.consoleLine(line)),
         checkPower: () => undefined,
+        ...(this.o.onFlashOp ? { flashOp: (op: string, path: string, length: number) => this.flashOp(op, path, length) } : {}),
         restart: () => undefined,
       }),
       onUart: (bytes) => this.uartOutput(bytes),
       // The instrumented build (mcconfig -i, for the stack's peak) samples its counters once a second
       // on the trace; the heap probe reads the same counters, so the samples are left out.
       onTrace: (line) => void (line.startsWith('instruments') || this.consoleLines.push(`XS ${line}`)),
+      watchFlash: this.o.onFlashOp !== undefined,
       onEnd: (end) => {
         if (this.firmware !== firmware) return;
+        if (this.closed) return bootEnded(end); // powered off: a start under way ends too
         if (this.booting) {
           this.booting.reject(new Error(`the firmware ended while booting: ${describeEnd(end)}`));
           this.booting = undefined;
@@ -368,6 +405,7 @@ export class SdkBoard {
           this.heapLive.slots = Math.max(this.heapLive.slots, figures.slots);
           this.heapLive.stackSlots = Math.max(this.heapLive.stackSlots, figures.stackPeak);
           this.heapLive.samples++;
+          this.o.onHeapSample?.(figures);
         }
         if (figures || !firmware.running || this.firmware !== firmware || this.closed) return;
         this.reboots.push('watchdog: the main loop did not answer');
@@ -386,6 +424,38 @@ export class SdkBoard {
     if (this.watchdog) clearInterval(this.watchdog);
     this.watchdog = undefined;
     this.watchdogBusy = false;
+  }
+
+  /** onFlashOp's answer to the firmware's hook: -1 goes on, a count lets part of a write through; a cut never answers. */
+  private flashOp(op: string, path: string, length: number): number | Promise<number> {
+    if (op === 'cut') {
+      void this.cutPower();
+      return new Promise<number>(() => undefined);
+    }
+    const answer = this.o.onFlashOp!({ op: op as FlashOp['op'], path: path.replace(/^\/proc\/self\/cwd(?=\/)/, ''), length });
+    if (answer === 'go') return -1;
+    if (answer === 'cut' || op !== 'write') {
+      void this.cutPower();
+      return new Promise<number>(() => undefined);
+    }
+    return Math.max(0, Math.min(length, Math.floor(answer)));
+  }
+
+  /**
+   * A power cut: the firmware ends at once wherever it is (SIGKILL), the radios and the board's
+   * connections with it; the flash keeps what reached it, as after a chip loses its supply. The board
+   * stays off (a boot under way fails with BootFailure): close it, and start a board on the same flash
+   * to power it up again.
+   */
+  async cutPower(): Promise<void> {
+    if (this.unpowered || this.closed) return;
+    this.unpowered = true;
+    this.down = true;
+    this.stopWatchdog();
+    this.hostLine('power cut');
+    await this.firmware?.kill();
+    this.radio.powerOff();
+    await this.network.firmwareGone(false);
   }
 
   /** Resolves once a reset under way (if any) has finished. */
@@ -451,6 +521,11 @@ export class SdkBoard {
   /** The chip calls the firmware made last, for diagnosing a board that seems stuck. */
   get trace(): readonly string[] {
     return this.firmware?.calls ?? [];
+  }
+
+  /** The running firmware's process id (the loader with its mc.so), for a test's fault injection; undefined while none runs. */
+  get firmwarePid(): number | undefined {
+    return this.firmware?.running ? this.firmware.pid : undefined;
   }
 
   /** The firmware process's CPU time so far, in milliseconds (utime + stime). */

@@ -28,6 +28,7 @@ export const CHIP_CALLS = {
   socketRoute: { id: 5, args: ['int', 'string', 'int'], result: ['string', 'string', 'int'], doc: 'a TCP connect (0) or UDP send (1) to address:port: the source address it leaves from, and where the virtual network delivers it' },
   socketListenPort: { id: 7, args: ['string'], result: ['int'], doc: 'the port a listener on the address binds instead of 80: the one it had before a restart, or 0 (any)' },
   socketListening: { id: 6, args: ['string', 'int'], result: [], doc: 'a listener of the firmware is bound: its address and the port it got for port 80' },
+  socketUnlistened: { id: 8, args: ['string'], result: [], doc: 'a listener of the firmware is closed (an interface went down): its address' },
   wifiSetMode: { id: 10, args: ['int'], result: [], doc: 'esp_wifi_set_mode: 0 none, 1 station, 2 AP, 3 both' },
   wifiGetMode: { id: 11, args: [], result: ['int'], doc: 'esp_wifi_get_mode' },
   wifiScan: { id: 12, args: [], result: [], doc: 'esp_wifi_scan_start: results come as wifiScanResult events, then wifiScanDone' },
@@ -58,6 +59,7 @@ export const CHIP_CALLS = {
   nvsSet: { id: 56, args: ['string', 'string', 'int', 'int', 'string', 'bytes'], result: [], doc: 'nvs_set_* and nvs_commit: namespace, key, kind as nvsGet answers it, and its value' },
   nvsDelete: { id: 57, args: ['string', 'string'], result: [], doc: 'nvs_erase_key and nvs_commit (a missing key is no error)' },
   nvsKeys: { id: 58, args: ['string'], result: ['string'], doc: "the namespace's keys (nvs_entry_find), separated by newlines" },
+  flashOp: { id: 65, args: ['string', 'string', 'int'], result: ['int'], doc: "a power-cut trial's watch on the file system (natives/fw_host_flash.c), before an operation that changes it: create, write, delete, rename, mkdir or rmdir (then cut), its path, a write's length; -1 lets it happen, 0 or more lets that many bytes of a write through; the power is cut by killing the firmware unanswered" },
   pong: { id: 60, args: ['int', 'int', 'int', 'int', 'int', 'int', 'int', 'int', 'int'], result: [], doc: "the answer to a ping: its sequence, then the chunk heap's current, peak and maximum bytes, the slot heap's current, peak and maximum slots, and the JavaScript stack's peak and size in slots" },
 } as const satisfies Record<string, CallSpec>;
 

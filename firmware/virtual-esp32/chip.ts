@@ -28,6 +28,12 @@ export interface ChipParts {
   log: BootLog;
   /** esp_restart: the firmware process exits right after this call. */
   restart: (reason: string) => void;
+  /**
+   * A power-cut trial's watch on the file system (SdkBoardOptions.onFlashOp): asked before each
+   * operation that changes it (natives/fw_host_flash.c); resolves with -1 (go on) or, for a write, how
+   * many of its bytes reach the flash before the cut. A cut kills the firmware and never resolves.
+   */
+  flashOp?: (op: string, path: string, length: number) => number | Promise<number>;
 }
 
 /** I2C's "no acknowledgement" (the driver throws "command failed"). */
@@ -68,6 +74,10 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
     socketListenPort: (address) => [p.network.listenPort(address)],
     socketListening: (address, port) => {
       p.network.listening(address, port);
+      return [];
+    },
+    socketUnlistened: (address) => {
+      p.network.unlistened(address);
       return [];
     },
     wifiSetMode: (mode) => {
@@ -173,6 +183,7 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
       return [];
     },
     nvsKeys: (domain) => [p.nvs.keys(domain).join('\n')],
+    flashOp: async (op, path, length) => [p.flashOp ? await p.flashOp(op, path, length) : -1],
     i2cWrite: (address, bytes) => {
       if (address !== SSD1306_ADDRESS || !p.panel) return [I2C_NACK];
       p.panel.write(bytes);

@@ -57,6 +57,8 @@ export interface FirmwareProcessOptions {
   /** A line of trace() output (or of the loader). */
   onTrace: (line: string) => void;
   onEnd: (end: FirmwareEnd) => void;
+  /** The file system's operations go to handlers.flashOp before they happen (a power-cut trial: natives/fw_host_flash.c). */
+  watchFlash?: boolean;
 }
 
 export class FirmwareProcess {
@@ -70,7 +72,7 @@ export class FirmwareProcess {
   private stderrTail = '';
 
   constructor(o: FirmwareProcessOptions) {
-    this.child = spawn(o.loader, [o.firmware], { cwd: o.flashDir, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] });
+    this.child = spawn(o.loader, [o.firmware], { cwd: o.flashDir, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'], ...(o.watchFlash ? { env: { ...process.env, FW_HOST_FLASH_OPS: '1' } } : {}) });
     const [, stdout, stderr, calls, events, uart] = this.child.stdio as unknown as [null, Readable, Readable, Readable & Writable, Writable, Readable & Writable];
     this.uart = uart;
     uart.on('data', (chunk: Buffer) => o.onUart(new Uint8Array(chunk)));

@@ -41,6 +41,7 @@ const NTP_EPOCH_OFFSET = 2_208_988_800;
 export class BoardNetwork {
   /** The port each listening address keeps (the board's port 80). */
   private readonly ports: Map<string, number>;
+  private readonly standInSockets = new WeakMap<Server, Set<Socket>>();
   private readonly standIns = new Map<string, Server>();
   private ntp: UdpSocket | undefined;
   private ntpPort = 0;
@@ -110,6 +111,12 @@ export class BoardNetwork {
     if (iface) this.o.onListening(iface === 'ap' ? 'softap' : iface, `http://${address}:${port}`);
   }
 
+  /** The firmware closed its listener on the address (its interface went down); the port stays its own. */
+  unlistened(address: string): void {
+    const iface = this.ifaceOf(address);
+    if (iface) this.o.onListening(iface === 'ap' ? 'softap' : iface, undefined);
+  }
+
   /**
    * The firmware is gone (a reset): its listeners with it. Until it listens again, a stand-in on each
    * port answers 503 board_restarting; `keep` false (power off) closes them instead.
@@ -125,6 +132,12 @@ export class BoardNetwork {
         if (this.standIns.has(address)) return;
         const server = createServer(answerRestarting);
         server.on('error', () => undefined);
+        const sockets = new Set<Socket>();
+        this.standInSockets.set(server, sockets);
+        server.on('connection', (socket) => {
+          sockets.add(socket);
+          socket.once('close', () => sockets.delete(socket));
+        });
         this.standIns.set(address, server);
         await new Promise<void>((resolve) => {
           server.once('error', () => resolve());
@@ -137,7 +150,16 @@ export class BoardNetwork {
   private async closeStandIns(): Promise<void> {
     const servers = [...this.standIns.values()];
     this.standIns.clear();
-    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    // A client that never ends its side (a raw request left open) would hold close() forever.
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise((r) => {
+            s.close(r);
+            for (const socket of this.standInSockets.get(s) ?? []) socket.destroy();
+          }),
+      ),
+    );
   }
 
   async close(): Promise<void> {

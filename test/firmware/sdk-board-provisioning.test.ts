@@ -1,34 +1,38 @@
-// Controller provisioning between two boards whose firmware runs in XS, over real loopback sockets
-// through a shared virtual air: the target joins the source's SoftAP with its Ethernet MAC, copies
-// every record and the backup, shows the outcome and reboots. Also: the host's virtual air refuses
-// anything but a WPA2-PSK AP, the login throttle's 429 over a real socket, a client's API on its
-// station interface.
+// Controller provisioning between two virtual boards (the firmware the Moddable SDK builds for the
+// host, SdkBoard), over real loopback sockets through a shared virtual air: the target joins the
+// source's SoftAP with its Ethernet MAC, copies every record and the backup, shows the outcome and
+// reboots. Also: the virtual air refuses anything but a WPA2-PSK AP, the login throttle's 429 over a
+// real socket, a client's API on its station interface and its MQTT session with a real broker. The
+// boards run the builds they ship with (default settings): the target shows its outcome for 5 s
+// before it reboots.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VirtualAir, type AirAp } from '../../firmware/virtual-esp32/air.ts';
-import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
+import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
+import { startBroker } from '../../harness/broker.ts';
+import { freeLoopbackPort } from '../../harness/ports.ts';
 
 const PASSWORD = 'bench-admin-password';
 let dir: string;
-const boards: XsBoard[] = [];
+const boards: SdkBoard[] = [];
 
 function id(n: number): DeviceIdentity {
   const h = n.toString(16).padStart(2, '0').toUpperCase();
   return { uuid: `ctl-${n}`, role: 'controller', ethernetMac: `24:0A:C4:E0:00:${h}`, wifiMac: `24:0A:C4:10:00:${h}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
 }
 
-async function start(n: number, air: VirtualAir): Promise<XsBoard> {
-  const b = await XsBoard.start({ identity: id(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air, settings: { resultDisplayMs: 300 } });
+async function start(n: number, air: VirtualAir): Promise<SdkBoard> {
+  const b = await SdkBoard.start({ identity: id(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air });
   boards.push(b);
   return b;
 }
 
-async function http(b: XsBoard, method: string, path: string, headers: Record<string, string> = {}, body?: unknown, iface: 'ethernet' | 'station' = 'ethernet') {
+async function http(b: SdkBoard, method: string, path: string, headers: Record<string, string> = {}, body?: unknown, iface: 'ethernet' | 'station' = 'ethernet') {
   const res = await fetch((b.urls as Record<string, string>)[iface] + path, {
     method,
     headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -38,20 +42,20 @@ async function http(b: XsBoard, method: string, path: string, headers: Record<st
   return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
 }
 
-async function login(b: XsBoard) {
+async function login(b: SdkBoard) {
   return { 'visual-token': (await http(b, 'POST', '/api/login', {}, { password: PASSWORD })).json.token as string };
 }
 
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'xs-prov-'));
+  dir = mkdtempSync(join(tmpdir(), 'sdk-prov-'));
 });
 afterEach(async () => {
   await Promise.all(boards.splice(0).map((b) => b.close()));
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('controller provisioning in XS over the virtual air', () => {
-  it('copies 3 controllers, 4 clients and the backup; "Prov OK 3C 4L" / "Prov OK got backup"; reboots', async () => {
+describe('controller provisioning between virtual boards over the virtual air', () => {
+  it('copies 3 controllers, 4 clients and the backup; "Prov OK 3C 4L" / "Prov OK got backup"; reboots', { timeout: 90_000 }, async () => {
     const air = new VirtualAir();
     const source = await start(1, air);
     const auth = await login(source);
@@ -66,19 +70,22 @@ describe('controller provisioning in XS over the virtual air', () => {
 
     const target = await start(2, air);
     expect(target.bootResult).toMatchObject({ role: 'controller', provisioning: { kind: 'finished', ok: true, controllers: [3, 3], clients: [4, 4], backup: 'received' } });
-    expect(target.display).toEqual(['Prov OK 3C 4L', 'Prov OK got backup']);
+    expect(target.displayHistory).toContainEqual(['Prov OK 3C 4L', 'Prov OK got backup']);
     expect(target.events.some((e) => e.message === 'Prov OK 3C 4L / Prov OK got backup')).toBe(true);
+    // The outcome stays on the panel for resultDisplayMs (5 s), then the target reboots; what it
+    // copied is in its flash after the reboot.
+    await expect.poll(() => target.reboots, { timeout: 30_000 }).toEqual(['provisioned']);
+    await target.settled();
     const tauth = await login(target);
     expect((await http(target, 'GET', '/api/clients', tauth)).json).toEqual(['lamp-0', 'lamp-1', 'lamp-2', 'lamp-3']);
     expect((await http(target, 'GET', '/api/controllers', tauth)).json).toEqual(['ctl-2', 'ctl-3', 'ctl-4']);
     const got = await fetch(`${target.urls.ethernet}/backup`, { headers: tauth });
     expect(await got.text()).toBe(backup);
     expect(got.headers.get('etag')).toBe(`"${createHash('sha256').update(backup).digest('hex')}"`);
-    await new Promise((r) => setTimeout(r, 500));
     expect(target.reboots).toEqual(['provisioned']);
   });
 
-  it('a target whose Ethernet MAC is not registered makes the source shut its SoftAP down', async () => {
+  it('a target whose Ethernet MAC is not registered makes the source shut its SoftAP down', { timeout: 60_000 }, async () => {
     const air = new VirtualAir();
     const source = await start(5, air);
     const auth = await login(source);
@@ -92,7 +99,7 @@ describe('controller provisioning in XS over the virtual air', () => {
   });
 });
 
-describe('the host virtual air', () => {
+describe('the virtual air', () => {
   const ap = (o: Partial<AirAp> & Record<string, unknown> = {}) =>
     ({ ssid: 'Device-Provisioning', bssid: '24:0A:C4:10:00:02', auth: 'wpa2-psk', password: 'ABCDEF012345', txPowerDbm: 2, maxStations: 1, channel: 6, position: () => ({ x: 0, y: 0 }), gatewayUrl: () => 'http://127.0.0.3:1', associate: async () => undefined, ...o }) as Omit<AirAp, 'station'>;
 
@@ -115,12 +122,25 @@ describe('the host virtual air', () => {
     const realStart = air.start.bind(air);
     air.start = (a) => (seen.push(a.auth), realStart(a));
     const source = await start(7, air);
-    expect((await http(source, 'PUT', '/api/provisioning', await login(source))).status).toBe(200);
+    const auth = await login(source);
+    expect((await http(source, 'PUT', '/api/provisioning', auth)).status).toBe(200);
     expect(seen).toEqual(['wpa2-psk']);
+    // The SoftAP's listener follows the mode: closed when it ends (the board is told by the socket's
+    // close), bound again, on the same port, when it starts again.
+    for (let i = 0; i < 200 && !source.listening('softap'); i++) await new Promise((r) => setTimeout(r, 10));
+    const url = source.urls.softap;
+    expect(url).toBeDefined();
+    expect((await http(source, 'DELETE', '/api/provisioning', auth)).status).toBe(204);
+    for (let i = 0; i < 200 && source.listening('softap'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(source.listening('softap')).toBe(false);
+    expect(source.softAp).toBeNull();
+    expect((await http(source, 'PUT', '/api/provisioning', auth)).status).toBe(200);
+    for (let i = 0; i < 200 && !source.listening('softap'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(source.urls.softap).toBe(url);
   });
 });
 
-describe('in XS over real sockets', () => {
+describe('virtual boards over real sockets', () => {
   it('failed logins earn 429 with a Retry-After header; the board serves other requests meanwhile', async () => {
     const b = await start(8, new VirtualAir());
     const auth = await login(b);
@@ -136,21 +156,23 @@ describe('in XS over real sockets', () => {
     expect((await http(b, 'POST', '/api/login', {}, { password: PASSWORD })).status).toBe(200);
   });
 
-  it('a client provisioned in XS joins the site Wi-Fi and serves its local API (GET/PUT /backup) on its station interface', async () => {
+  it('a provisioned client joins the site Wi-Fi, serves its local API (GET/PUT /backup) on its station interface, and connects to the MQTT broker its record names', { timeout: 90_000 }, async () => {
     const air = new VirtualAir();
     air.addInfrastructureAp({ ssid: 'plant-floor', password: 'plant-floor-wpa2', bssid: 'AC:DE:48:00:00:01', position: { x: 0, y: 3 } });
     const source = await start(9, air);
-    const identity: DeviceIdentity = { uuid: 'lamp-xs-1', role: 'client', wifiMac: '24:0A:C4:10:00:31', hardwareClass: 'lamp-c3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
-    const config = { mac: identity.wifiMac, wifi: { ssid: 'plant-floor', password: 'plant-floor-wpa2' }, mqtt: { host: '127.0.0.1', port: 1883, tls: false }, ca_certificate: TEST_CA_PEM };
+    // The broker's port, free at first: the client's first session finds nobody there.
+    const mqttPort = await freeLoopbackPort();
+    const identity: DeviceIdentity = { uuid: 'lamp-sdk-1', role: 'client', wifiMac: '24:0A:C4:10:00:31', hardwareClass: 'lamp-c3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
+    const config = { mac: identity.wifiMac, wifi: { ssid: 'plant-floor', password: 'plant-floor-wpa2' }, mqtt: { host: '127.0.0.1', port: mqttPort, tls: false }, ca_certificate: TEST_CA_PEM };
     const sauth = await login(source);
     expect((await http(source, 'PUT', `/api/clients/${identity.uuid}`, sauth, { ...config, ca_certificate: 'not a certificate' })).json).toMatchObject({ error: 'invalid_record', details: { field: 'ca_certificate' } });
     expect((await http(source, 'PUT', `/api/clients/${identity.uuid}`, sauth, config)).status).toBe(201);
     expect((await http(source, 'PUT', '/api/provisioning', sauth)).status).toBe(200);
-    const boot = () => XsBoard.start({ identity, fuseKeyHex: '31'.repeat(32), flashDir: join(dir, 'flash-client'), adminPassword: PASSWORD, air, position: { x: 0, y: 0.5 } }).then((b) => (boards.push(b), b));
+    const boot = () => SdkBoard.start({ identity, fuseKeyHex: '31'.repeat(32), flashDir: join(dir, 'flash-client'), adminPassword: PASSWORD, air, position: { x: 0, y: 0.5 } }).then((b) => (boards.push(b), b));
     const first = await boot();
     expect(first.bootResult).toMatchObject({ role: 'client', provisioning: 'provisioned' });
     await first.close();
-    // After the reboot: the site Wi-Fi (MQTT fails here: no broker is attached), and the API on the station interface.
+    // After the reboot: the site Wi-Fi (MQTT fails: no broker listens yet), and the API on the station interface.
     const client = await boot();
     expect(client.bootResult).toMatchObject({ role: 'client', provisioning: 'configured', normal: 'mqtt_failed' });
     const urls = client.urls as Record<string, string | undefined>;
@@ -164,5 +186,18 @@ describe('in XS over real sockets', () => {
     expect(got.status).toBe(200);
     expect(got.text).toBe('{"scene":2}');
     expect((await http(client, 'GET', '/backup', { 'provisioning-token': 'x'.repeat(32) }, undefined, 'station')).status).toBe(403);
+    await client.close();
+    // With the broker up (the board's own MQTT client, over its station): connected, and its status published.
+    const broker = await startBroker('aedes', mqttPort);
+    try {
+      const online = await boot();
+      expect(online.bootResult).toMatchObject({ role: 'client', provisioning: 'configured', normal: 'mqtt_connected' });
+      // QoS 0: the board's publish is done once written; the broker reads it a moment later.
+      await expect.poll(() => broker.connections).toContain(identity.uuid);
+      await expect.poll(() => broker.publishes).toContainEqual({ clientId: identity.uuid, topic: `devices/${identity.uuid}/status`, payload: JSON.stringify({ state: 'online', version: '2026.01.01' }) });
+      await online.close();
+    } finally {
+      await broker.close();
+    }
   });
 });

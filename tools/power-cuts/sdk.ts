@@ -1,24 +1,104 @@
-// Power cuts on virtual boards: the firmware in the real XS engine, its flash a FlashFolder (real
-// files) with a PowerSwitch. Fewer cuts than on the memory platform (each costs a board start), but
-// the same checks (common.ts), so that both flash layers are proven. One board's flash is cut again
-// and again: each trial brings it to a known old state, cuts one operation, powers the board up
-// again on the same folder and checks it.
+// Power cuts on virtual boards: the firmware the Moddable SDK built for the host, in its XS engine
+// (firmware/virtual-esp32/board.ts, SdkBoard), its file system the SDK's own `file` module over the
+// board's flash folder (real files). A power cut is what it is on a chip: the firmware process is
+// killed (SIGKILL) wherever it is, and what reached the flash stays. Where it is killed is chosen by
+// a watch on the file system (SdkBoardOptions.onFlashOp, firmware/sdk-host/natives/fw_host_flash.c):
+// the firmware asks before each create, write, delete, rename, mkdir and rmdir and waits for the
+// answer, so the cut falls exactly before the n-th of them; a write cut leaves a seeded prefix of its
+// bytes on the flash (a page programmed, the next not). Fewer cuts than on the memory platform (each
+// costs board starts), but the same checks (common.ts), so that both flash layers are proven. One
+// board's flash is cut again and again: each trial brings it to a known old state, cuts one
+// operation, powers a board up again on the same folder and checks it.
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
+import { SdkBoard, type FlashOp } from '../../firmware/virtual-esp32/board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { clientConfig } from '../../firmware/test-cases/fixtures.ts';
 import { checkRecovered, controllerIdentity, describeFiles, durableState, login, wholeStateProblems, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, type Answer, type BoardAccess, type FlashState } from './common.ts';
 import type { TrialResult } from './memory.ts';
 
-const identity = (uuid: string, n: number) => controllerIdentity(uuid, n, 'xs');
+const identity = (uuid: string, n: number) => controllerIdentity(uuid, n, 'board');
 
-export function xsAccess(b: XsBoard, flashDir: string): BoardAccess {
+/** Where a cut fell: the operation (its 1-based number since arm()) and, for a write, the bytes that reached the flash. */
+export interface Cut {
+  op: FlashOp['op'] | 'after the last operation';
+  path: string;
+  at: number;
+  kept?: number;
+  length?: number;
+}
+
+/**
+ * The power switch of a virtual board's supply, watching its file system: counts the operations that
+ * change the flash and cuts the power at the armed one. One per board folder; a new board on the same
+ * folder is watched by the same switch (its `watch` is the board's onFlashOp).
+ */
+export class FlashCutter {
+  /** Operations since the last arm(). */
+  ops = 0;
+  /** Those operations, as `<op> <path>` (a write: `write <file> <length>`). */
+  readonly seen: string[] = [];
+  cut: Cut | null = null;
+  /** The file each write goes to: the one created last (the firmware writes one file at a time). */
+  private writing = '';
+  private cutAt: number | null = null;
+  private cutNow: (() => void) | undefined;
+  /** Resolves when the power goes (a request or a console command in flight never gets its answer). */
+  whenCut: Promise<void>;
+  private readonly rng: PowerSwitch;
+
+  constructor(seed: number) {
+    this.rng = new PowerSwitch(seed);
+    this.whenCut = this.fresh();
+  }
+
+  private fresh(): Promise<void> {
+    return new Promise((resolve) => (this.cutNow = resolve));
+  }
+
+  /** Cut the power before the n-th operation from now (1-based); null never cuts. Clears the last cut. */
+  arm(n: number | null): void {
+    this.ops = 0;
+    this.seen.length = 0;
+    this.cutAt = n;
+    if (this.cut) this.whenCut = this.fresh();
+    this.cut = null;
+  }
+
+  /** SdkBoardOptions.onFlashOp. */
+  readonly watch = (op: FlashOp): 'go' | 'cut' | number => {
+    if (this.cut) return 'cut';
+    this.ops++;
+    if (op.op === 'create') this.writing = op.path;
+    this.seen.push(op.op === 'write' ? `write ${this.writing} ${op.length}` : `${op.op} ${op.path}`);
+    if (this.cutAt === null || this.ops !== this.cutAt) return 'go';
+    const kept = op.op === 'write' ? this.rng.pick(op.length) : undefined;
+    this.cut = { op: op.op, path: op.op === 'write' ? this.writing : op.path, at: this.ops, ...(kept !== undefined ? { kept, length: op.length } : {}) };
+    this.cutNow?.();
+    return kept ?? 'cut';
+  };
+
+  /**
+   * A cut after the operation ran to its end without reaching the armed point (it made fewer
+   * operations than its uncut run did): the power goes now, after its last one.
+   */
+  async cutAfter(board: SdkBoard): Promise<void> {
+    if (this.cut) return;
+    this.cut = { op: 'after the last operation', path: '', at: this.ops };
+    this.cutAt = null;
+    this.cutNow?.();
+    await board.cutPower();
+  }
+}
+
+export function boardAccess(b: SdkBoard, flashDir: string): BoardAccess {
   return {
     async http(method, path, o = {}) {
-      const res = await fetch(b.urls.ethernet + path, {
+      const base = b.urls.ethernet;
+      if (!base) throw new Error('the board does not listen on Ethernet');
+      const res = await fetch(base + path, {
         method,
         headers: { ...o.headers, ...(o.body !== undefined && typeof o.body !== 'string' ? { 'content-type': 'application/json' } : {}) },
         ...(o.body !== undefined ? { body: typeof o.body === 'string' ? o.body : JSON.stringify(o.body) } : {}),
@@ -38,12 +118,12 @@ export function xsAccess(b: XsBoard, flashDir: string): BoardAccess {
   };
 }
 
-/** Every file of a flash folder, by firmware path (the OTA partition's files excluded). */
+/** Every file of a flash folder, by firmware path. */
 export function flashFiles(root: string): Map<string, Uint8Array> {
   const out = new Map<string, Uint8Array>();
   const walk = (dir: string, prefix: string) => {
     for (const d of readdirSync(dir, { withFileTypes: true })) {
-      if (d.isDirectory() && !(prefix === '' && d.name === '.ota')) walk(join(dir, d.name), `${prefix}/${d.name}`);
+      if (d.isDirectory()) walk(join(dir, d.name), `${prefix}/${d.name}`);
       else if (d.isFile()) out.set(`${prefix}/${d.name}`, new Uint8Array(readFileSync(join(dir, d.name))));
     }
   };
@@ -51,15 +131,60 @@ export function flashFiles(root: string): Map<string, Uint8Array> {
   return out;
 }
 
+export interface PowerUp {
+  identity: DeviceIdentity;
+  fuseKeyHex: string;
+  flashDir: string;
+  cutter: FlashCutter;
+  air?: VirtualAir;
+  /** No factory admin password (as a board comes out of a factory reset). */
+  factoryPassword?: false;
+}
+
+/** Powers a board up on its flash folder, watched by its cutter; resolves once it has booted (BootFailure when a cut stopped the boot). */
+export function powerUp(o: PowerUp): Promise<SdkBoard> {
+  return SdkBoard.start({
+    identity: o.identity,
+    fuseKeyHex: o.fuseKeyHex,
+    flashDir: o.flashDir,
+    ...(o.factoryPassword === false ? {} : { adminPassword: PASSWORD }),
+    ...(o.air ? { air: o.air } : {}),
+    panel: false,
+    onFlashOp: o.cutter.watch,
+  });
+}
+
 /**
- * A board on a flash folder whose power the switch controls; not booted yet. `factoryPassword:
- * false`: no factory admin password (as a board comes out of a factory reset).
+ * Powers a board up with a cut armed at the `armAt`-th operation of its boot (null: none); a boot
+ * that the cut stopped is powered up once more, uncut. Returns the board and whether its boot was cut.
  */
-async function powerUp(o: { identity: DeviceIdentity; fuseKeyHex: string; flashDir: string; power: PowerSwitch; air?: VirtualAir; factoryPassword?: false }): Promise<XsBoard> {
-  // `flash` reaches the board's FlashFolder (FlashFolderOptions); built apart so it type-checks
-  // whether or not this version of XsBoardOptions names it.
-  const options = { identity: o.identity, fuseKeyHex: o.fuseKeyHex, flashDir: o.flashDir, ...(o.factoryPassword === false ? {} : { adminPassword: PASSWORD }), deferBoot: true, flash: { power: o.power }, ...(o.air ? { air: o.air } : {}) };
-  return XsBoard.start(options);
+async function powerUpCut(o: PowerUp, armAt: number | null): Promise<{ board: SdkBoard; cut: boolean }> {
+  o.cutter.arm(armAt);
+  try {
+    const board = await powerUp(o);
+    o.cutter.arm(null);
+    return { board, cut: false };
+  } catch (err) {
+    if (!o.cutter.cut) throw err;
+  }
+  o.cutter.arm(null);
+  return { board: await powerUp(o), cut: true };
+}
+
+/** Runs `work` with the power armed; resolves once it has ended or the power has gone (its answer never comes). */
+async function untilCut(cutter: FlashCutter, board: SdkBoard, work: () => Promise<unknown>): Promise<void> {
+  const done = work().then(
+    () => 'done' as const,
+    () => 'failed' as const,
+  );
+  const how = await Promise.race([done, cutter.whenCut.then(() => 'cut' as const)]);
+  if (how !== 'cut' && !cutter.cut) await cutter.cutAfter(board);
+  await board.settled();
+}
+
+async function ok(a: BoardAccess, auth: Record<string, string>, method: string, path: string, body?: string | object, okStatus = [200, 201, 204, 404]): Promise<void> {
+  const r = await a.http(method, path, { headers: auth, ...(body !== undefined ? { body } : {}) });
+  if (!okStatus.includes(r.status)) throw new Error(`${method} ${path}: ${r.status} ${r.text.slice(0, 200)}`);
 }
 
 interface XsScenario {
@@ -68,31 +193,6 @@ interface XsScenario {
   prep(a: BoardAccess, auth: Record<string, string>): Promise<void>;
   /** The operation cut. */
   act(a: BoardAccess, auth: Record<string, string>): Promise<unknown>;
-}
-
-/**
- * Powers a board off and up again with a cut armed at the `armAt`-th flash operation (null: none)
- * and boots it; a boot that the cut interrupted is powered up once more, uncut. Returns the new board
- * and whether the boot was cut.
- */
-async function restartWithCut(old: XsBoard, start: () => Promise<XsBoard>, power: PowerSwitch, armAt: number | null): Promise<{ board: XsBoard; cut: boolean }> {
-  await old.close();
-  power.restore();
-  const board = await start();
-  power.arm(armAt);
-  try {
-    await board.boot();
-  } catch {
-    /* cut while booting */
-  }
-  if (power.off) return { board: (await restartWithCut(board, start, power, null)).board, cut: true };
-  power.arm(null);
-  return { board, cut: false };
-}
-
-async function ok(a: BoardAccess, auth: Record<string, string>, method: string, path: string, body?: string | object, okStatus = [200, 201, 204, 404]): Promise<void> {
-  const r = await a.http(method, path, { headers: auth, ...(body !== undefined ? { body } : {}) });
-  if (!okStatus.includes(r.status)) throw new Error(`${method} ${path}: ${r.status} ${r.text.slice(0, 200)}`);
 }
 
 function scenarios(cloudUrl: string): XsScenario[] {
@@ -119,7 +219,7 @@ function scenarios(cloudUrl: string): XsScenario[] {
   ];
 }
 
-export interface XsContext {
+export interface BoardContext {
   cloudUrl: string;
   enroll(uuid: string, publicKeyPem: string): Promise<void>;
   /** A fresh folder for a board's flash. */
@@ -127,52 +227,55 @@ export interface XsContext {
 }
 
 /**
- * `cuts` cuts on virtual boards: spread over the API scenarios, the boot (its repair and event log)
- * and the target procedure, each cut at a seeded operation of the operation's uncut run.
+ * `cuts` cuts on virtual boards: spread over the API scenarios, the boot (its repair and event log),
+ * the target procedure and the console's factory reset, each cut at a seeded operation of the
+ * operation's uncut run.
  */
-export async function xsTrials(ctx: XsContext, cuts: number, seed: number, progress: (r: TrialResult) => void): Promise<TrialResult[]> {
+export async function boardTrials(ctx: BoardContext, cuts: number, seed: number, progress: (r: TrialResult) => void): Promise<TrialResult[]> {
   const results: TrialResult[] = [];
   const rng = new PowerSwitch(seed ^ 0x5eed);
-  const me = identity('pc-xs', 1);
-  const fuse = '41'.repeat(32);
-  const flashDir = join(ctx.dir, 'xs-main');
+  const flashDir = join(ctx.dir, 'board-main');
   mkdirSync(flashDir, { recursive: true });
-  const power = new PowerSwitch(seed);
-  let board = await powerUp({ identity: me, fuseKeyHex: fuse, flashDir, power });
-  await board.boot();
-  const a = () => xsAccess(board, flashDir);
+  const me: PowerUp = { identity: identity('pc-board', 1), fuseKeyHex: '41'.repeat(32), flashDir, cutter: new FlashCutter(seed) };
+  let board = await powerUp(me);
+  const a = () => boardAccess(board, flashDir);
+  /** The board loses its power (if it has not yet) and is powered up again, its boot cut at `armAt` (null: not). */
+  const restart = async (armAt: number | null): Promise<boolean> => {
+    await board.cutPower();
+    await board.close();
+    const r = await powerUpCut(me, armAt);
+    board = r.board;
+    return r.cut;
+  };
   try {
     // Once: the cloud knows the board and holds the new backup.
     let auth = await login(a());
-    await ctx.enroll(me.uuid, JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem as string);
+    await ctx.enroll(me.identity.uuid, JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem as string);
     await ok(a(), auth, 'PUT', '/api/cloud', { url: ctx.cloudUrl });
     await ok(a(), auth, 'PUT', '/backup', NEW_BACKUP);
     await ok(a(), auth, 'POST', '/api/cloud-backup', undefined, [200]);
 
     const list = scenarios(ctx.cloudUrl);
-    const restart = async (armAt: number | null): Promise<boolean> => {
-      const r = await restartWithCut(board, () => powerUp({ identity: me, fuseKeyHex: fuse, flashDir, power }), power, armAt);
-      board = r.board;
-      return r.cut;
-    };
     // The uncut run of each scenario: its storage operations and its new state.
     const plans: { s: XsScenario; ops: number; old: FlashState; neu: FlashState }[] = [];
     for (const s of list) {
       auth = await login(a());
       await s.prep(a(), auth);
       const old = await snapshot(a(), auth);
-      power.arm(null);
+      me.cutter.arm(null);
       await s.act(a(), auth);
-      const ops = power.ops;
-      if (ops === 0) throw new Error('the virtual board\'s flash saw no operation: XsBoard must pass its `flash` option to the FlashFolder (new FlashFolder(o.flashDir, o.flash))');
+      const ops = me.cutter.ops;
+      if (ops === 0) throw new Error(`${s.name}: the file system saw no operation: the board's onFlashOp is not reached (firmware/sdk-host/modules/file.js, natives/fw_host_flash.c)`);
       await restart(null);
       const neu = await snapshot(a(), await login(a()));
       plans.push({ s, ops, old, neu });
     }
     // The boot itself: its repair, its event log lines.
-    power.arm(null);
-    await restart(null);
-    const bootOps = power.ops;
+    await board.cutPower();
+    await board.close();
+    me.cutter.arm(null);
+    board = await powerUp(me);
+    const bootOps = me.cutter.ops;
 
     const targetShare = Math.max(1, Math.floor(cuts / 6));
     const bootShare = Math.max(1, Math.floor(cuts / 6));
@@ -181,19 +284,22 @@ export async function xsTrials(ctx: XsContext, cuts: number, seed: number, progr
       if (t < bootShare) {
         const at = 1 + rng.pick(bootOps);
         const before = await snapshot(a(), await login(a()));
+        await board.cutPower();
         await board.close();
-        power.restore();
-        board = await powerUp({ identity: me, fuseKeyHex: fuse, flashDir, power });
-        power.arm(at);
+        me.cutter.arm(at);
         try {
-          await board.boot();
-        } catch {
-          /* cut */
+          const b = await powerUp(me);
+          // This boot made fewer operations than the one counted: the power goes after its last.
+          await me.cutter.cutAfter(b);
+          await b.close();
+        } catch (err) {
+          if (!me.cutter.cut) throw err;
         }
-        const cut = power.cut;
-        await restart(null);
-        const problems = cut ? await checkRecovered(a(), before, before) : [`no cut at boot operation ${at} of ${bootOps}`];
-        results.push(done('boot: repair and event log (XS)', cut ? 1 : 0, problems, cut, flashDir));
+        const cut = me.cutter.cut;
+        me.cutter.arm(null);
+        board = await powerUp(me);
+        const problems = await checkRecovered(a(), before, before);
+        results.push(done('boot: repair and event log (XS)', 1, problems, cut, flashDir));
         progress(results[results.length - 1]!);
         continue;
       }
@@ -201,18 +307,14 @@ export async function xsTrials(ctx: XsContext, cuts: number, seed: number, progr
       auth = await login(a());
       await p.s.prep(a(), auth);
       const at = 1 + ((t * 7 + rng.pick(p.ops)) % p.ops);
-      power.arm(at);
-      try {
-        await p.s.act(a(), auth);
-      } catch {
-        /* the board lost its power mid-answer */
-      }
-      const cut = power.cut;
+      me.cutter.arm(at);
+      await untilCut(me.cutter, board, () => p.s.act(a(), auth));
+      const cut = me.cutter.cut;
       // Sometimes the boot after the cut is cut too (its repair, its log lines).
       const second = t % 3 === 0 ? 1 + rng.pick(6) : null;
       const recoveryCut = await restart(second);
-      const problems = cut ? await checkRecovered(a(), p.old, p.neu) : [`no cut at operation ${at} of ${p.ops}`];
-      results.push(done(p.s.name, cut ? (recoveryCut ? 2 : 1) : 0, problems, cut, flashDir));
+      const problems = await checkRecovered(a(), p.old, p.neu);
+      results.push(done(p.s.name, recoveryCut ? 2 : 1, problems, cut, flashDir));
       progress(results[results.length - 1]!);
     }
     for (const r of await targetTrials(ctx, targetShare, seed)) {
@@ -229,9 +331,10 @@ export async function xsTrials(ctx: XsContext, cuts: number, seed: number, progr
   return results;
 }
 
-function done(scenario: string, cuts: number, problems: string[], cut: PowerSwitch['cut'], flashDir: string): TrialResult {
-  if (problems.length === 0) return { scenario, cuts, problems };
-  return { scenario, cuts, problems: [`cut during ${cut ? `${cut.op} ${cut.path} (operation ${cut.at})` : 'nothing'}: ${problems.join('; ')}; flash: ${describeFiles(flashFiles(flashDir))}`] };
+function done(scenario: string, cuts: number, problems: string[], cut: Cut | null, flashDir: string): TrialResult {
+  const where = cut ? `${cut.op}${cut.path ? ` ${cut.path}` : ''}${cut.kept !== undefined ? ` (${cut.kept} of ${cut.length} bytes written)` : ''} (operation ${cut.at})` : 'nothing';
+  if (problems.length === 0) return { scenario, cuts, problems, where };
+  return { scenario, cuts, where, problems: [`cut during ${where}: ${problems.join('; ')}; flash: ${describeFiles(flashFiles(flashDir))}`] };
 }
 
 /**
@@ -241,19 +344,18 @@ function done(scenario: string, cuts: number, problems: string[], cut: PowerSwit
  * log, byte for byte), then the usual checks. The board has no factory password: a finished reset
  * leaves none, and the console sets it again so the API can be read.
  */
-async function factoryResetTrials(ctx: XsContext, cuts: number, seed: number): Promise<TrialResult[]> {
-  const me = identity('pc-xs-reset', 4);
-  const fuse = '44'.repeat(32);
-  const flashDir = join(ctx.dir, 'xs-reset');
+async function factoryResetTrials(ctx: BoardContext, cuts: number, seed: number): Promise<TrialResult[]> {
+  const flashDir = join(ctx.dir, 'board-reset');
   mkdirSync(flashDir, { recursive: true });
-  const power = new PowerSwitch(seed ^ 0xfac7);
+  const me: PowerUp = { identity: identity('pc-board-reset', 4), fuseKeyHex: '44'.repeat(32), flashDir, cutter: new FlashCutter(seed ^ 0xfac7), factoryPassword: false };
   const rng = new PowerSwitch(seed ^ 0x4e5e7);
-  const start = () => powerUp({ identity: me, fuseKeyHex: fuse, flashDir, power, factoryPassword: false });
-  let board = await start();
-  const a = () => xsAccess(board, flashDir);
+  let board = await powerUp(me);
+  const a = () => boardAccess(board, flashDir);
   const out: TrialResult[] = [];
   const restart = async (armAt: number | null): Promise<boolean> => {
-    const r = await restartWithCut(board, start, power, armAt);
+    await board.cutPower();
+    await board.close();
+    const r = await powerUpCut(me, armAt);
     board = r.board;
     return r.cut;
   };
@@ -273,13 +375,13 @@ async function factoryResetTrials(ctx: XsContext, cuts: number, seed: number): P
     return { old: await snapshot(a(), auth), oldWhole: durableState(flashFiles(flashDir)) };
   };
   try {
-    await board.boot();
-    // The uncut reset: its storage operations and the state it leaves.
+    // The uncut reset: its storage operations and the state it leaves. The power goes once the
+    // console has answered (the firmware would reboot itself a moment later).
     await prep();
-    power.arm(null);
+    me.cutter.arm(null);
     const answer = await board.typeLine('factory-reset');
     if (!answer.startsWith('OK ')) throw new Error(`factory-reset: ${answer}`);
-    const ops = power.ops;
+    const ops = me.cutter.ops;
     await restart(null);
     const neuWhole = durableState(flashFiles(flashDir));
     await ensurePassword();
@@ -288,23 +390,15 @@ async function factoryResetTrials(ctx: XsContext, cuts: number, seed: number): P
     for (let t = 0; t < cuts; t++) {
       const { old, oldWhole } = await prep();
       const at = 1 + ((t * 5 + rng.pick(ops)) % ops);
-      power.arm(at);
-      try {
-        await board.typeLine('factory-reset');
-      } catch {
-        /* no answer: the board lost its power */
-      }
-      const cut = power.cut;
+      me.cutter.arm(at);
+      await untilCut(me.cutter, board, () => board.typeLine('factory-reset'));
+      const cut = me.cutter.cut;
       // Every other time the boot after the cut is cut too, early: while it finishes the reset.
       const recoveryCut = await restart(t % 2 === 1 ? 1 + rng.pick(6) : null);
-      let problems: string[];
-      if (!cut) problems = [`no cut at operation ${at} of ${ops}`];
-      else {
-        problems = wholeStateProblems(flashFiles(flashDir), oldWhole, neuWhole);
-        await ensurePassword();
-        problems.push(...(await checkRecovered(a(), old, neu)));
-      }
-      out.push(done('factory reset (XS)', cut ? (recoveryCut ? 2 : 1) : 0, problems, cut, flashDir));
+      const problems = wholeStateProblems(flashFiles(flashDir), oldWhole, neuWhole);
+      await ensurePassword();
+      problems.push(...(await checkRecovered(a(), old, neu)));
+      out.push(done('factory reset (XS)', recoveryCut ? 2 : 1, problems, cut, flashDir));
     }
   } finally {
     await board.close();
@@ -312,17 +406,17 @@ async function factoryResetTrials(ctx: XsContext, cuts: number, seed: number): P
   return out;
 }
 
-/** Spec 3.6 on a virtual target in XS, from a source board over the virtual air. */
-async function targetTrials(ctx: XsContext, cuts: number, seed: number): Promise<TrialResult[]> {
+/** Spec 3.6 on a virtual target, from a source board over the virtual air. */
+async function targetTrials(ctx: BoardContext, cuts: number, seed: number): Promise<TrialResult[]> {
   const air = new VirtualAir();
-  const sourceDir = join(ctx.dir, 'xs-source');
-  const source = await powerUp({ identity: identity('pc-xs-source', 2), fuseKeyHex: '42'.repeat(32), flashDir: sourceDir, power: new PowerSwitch(1), air });
+  const sourceDir = join(ctx.dir, 'board-source');
+  const source = await powerUp({ identity: identity('pc-board-source', 2), fuseKeyHex: '42'.repeat(32), flashDir: sourceDir, cutter: new FlashCutter(1), air });
   const out: TrialResult[] = [];
-  const target = identity('pc-xs-target', 3);
+  const target = identity('pc-board-target', 3);
   const rng = new PowerSwitch(seed ^ 0x7a7);
+  const targetAt = (dir: string, cutter: FlashCutter, inRange: boolean): PowerUp => ({ identity: target, fuseKeyHex: '43'.repeat(32), flashDir: dir, cutter, ...(inRange ? { air } : {}) });
   try {
-    await source.boot();
-    const sa = xsAccess(source, sourceDir);
+    const sa = boardAccess(source, sourceDir);
     const sauth = await login(sa);
     await ok(sa, sauth, 'PUT', `/api/controllers/${target.uuid}`, { name: 'target', ethernet_mac: target.ethernetMac });
     await ok(sa, sauth, 'PUT', '/api/controllers/ctl-a', { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
@@ -334,50 +428,50 @@ async function targetTrials(ctx: XsContext, cuts: number, seed: number): Promise
     const old: FlashState = { backup: null, records: { controllers: {}, clients: {} } };
 
     // One uncut provisioning: how many storage operations it makes.
-    const count = new PowerSwitch(seed);
-    const dryDir = join(ctx.dir, 'xs-target-dry');
-    const dry = await powerUp({ identity: target, fuseKeyHex: '43'.repeat(32), flashDir: dryDir, power: count, air });
-    await dry.boot();
+    const count = new FlashCutter(seed);
+    const dry = await powerUp(targetAt(join(ctx.dir, 'board-target-dry'), count, true));
+    const dryResult = dry.bootResult as { provisioning?: { kind: string; ok?: boolean } };
     await dry.close();
+    if (!(dryResult.provisioning?.kind === 'finished' && dryResult.provisioning.ok)) throw new Error(`the uncut target procedure did not provision: ${JSON.stringify(dryResult)}`);
     const ops = count.ops;
 
     for (let t = 0; t < cuts; t++) {
-      const dir = join(ctx.dir, `xs-target-${t}`);
-      const power = new PowerSwitch(seed + t);
-      const b = await powerUp({ identity: target, fuseKeyHex: '43'.repeat(32), flashDir: dir, power, air });
+      const dir = join(ctx.dir, `board-target-${t}`);
+      const cutter = new FlashCutter(seed + t);
       const at = 1 + ((t * 13 + rng.pick(ops)) % ops);
-      power.arm(at);
+      cutter.arm(at);
       try {
-        await b.boot();
-      } catch {
-        /* cut */
+        const b = await powerUp(targetAt(dir, cutter, true));
+        // The procedure made fewer operations than its uncut run: the power goes after the last.
+        await cutter.cutAfter(b);
+        await b.close();
+      } catch (err) {
+        if (!cutter.cut) throw err;
       }
-      const cut = power.cut;
-      await b.close();
-      power.restore();
+      const cut = cutter.cut;
+      cutter.arm(null);
       // Powered up away from the source: what the cut left, repaired.
-      const again = await powerUp({ identity: target, fuseKeyHex: '43'.repeat(32), flashDir: dir, power });
+      const again = await powerUp(targetAt(dir, cutter, false));
       let problems: string[];
       try {
-        await again.boot();
-        const ta = xsAccess(again, dir);
+        const ta = boardAccess(again, dir);
         const status = await ta.http('GET', '/api/status', { headers: await login(ta) });
-        problems = cut ? await checkRecovered(ta, old, neu, status.json?.configured === true ? { mustBe: neu } : {}) : [`no cut at operation ${at} of ${ops}`];
+        problems = await checkRecovered(ta, old, neu, status.json?.configured === true ? { mustBe: neu } : {});
       } finally {
         await again.close();
       }
       // And in range of the source again, it provisions completely (or is already configured).
       if (problems.length === 0) {
-        const third = await powerUp({ identity: target, fuseKeyHex: '43'.repeat(32), flashDir: dir, power, air });
+        const third = await powerUp(targetAt(dir, cutter, true));
         try {
-          const r = (await third.boot()) as { provisioning?: { kind: string; ok?: boolean } };
+          const r = third.bootResult as { provisioning?: { kind: string; ok?: boolean } };
           if (!(r.provisioning?.kind === 'configured' || (r.provisioning?.kind === 'finished' && r.provisioning.ok))) problems.push(`provisioning again: ${JSON.stringify(r.provisioning)}`);
-          else problems.push(...(await checkRecovered(xsAccess(third, dir), old, neu, { mustBe: neu })));
+          else problems.push(...(await checkRecovered(boardAccess(third, dir), old, neu, { mustBe: neu })));
         } finally {
           await third.close();
         }
       }
-      out.push(done('target procedure wipe and copy (XS)', cut ? 1 : 0, problems, cut, dir));
+      out.push(done('target procedure wipe and copy (XS)', 1, problems, cut, dir));
     }
   } finally {
     await source.close();

@@ -9,6 +9,7 @@
 #define FW_CALL_SOCKET_ROUTE 5 /* (int, string, int) -> (string, string, int) */
 #define FW_CALL_SOCKET_LISTEN_PORT 7 /* (string) -> (int) */
 #define FW_CALL_SOCKET_LISTENING 6 /* (string, int) -> () */
+#define FW_CALL_SOCKET_UNLISTENED 8 /* (string) -> () */
 #define FW_CALL_WIFI_SET_MODE 10 /* (int) -> () */
 #define FW_CALL_WIFI_GET_MODE 11 /* () -> (int) */
 #define FW_CALL_WIFI_SCAN 12 /* () -> () */
@@ -39,6 +40,7 @@
 #define FW_CALL_NVS_SET 56 /* (string, string, int, int, string, bytes) -> () */
 #define FW_CALL_NVS_DELETE 57 /* (string, string) -> () */
 #define FW_CALL_NVS_KEYS 58 /* (string) -> (string) */
+#define FW_CALL_FLASH_OP 65 /* (string, string, int) -> (int) */
 #define FW_CALL_PONG 60 /* (int, int, int, int, int, int, int, int, int) -> () */
 
 #define FW_EVENT_WIFI_NOTIFY 1 /* (string, int) */

@@ -208,6 +208,26 @@ static gboolean onEvents(gint fd, GIOCondition condition, gpointer data)
 }
 
 /*
+ * The JavaScript stack's deepest point since the heap probe last restarted the peaks. The SDK's screen
+ * (build/simulators/modules/screen.c fxScreenSampleInstrumentation) restarts XS's own stackPeak after
+ * each of its once-a-second instrumentation samples, so XS's alone would say only "since the last
+ * second". The loader calls fwHostBeforeIdle before each idle (where that sample is taken), and the
+ * low-water mark is kept here across samples.
+ */
+#ifdef mxInstrument
+static txSlot *gStackLowWater = NULL;
+#endif
+
+void fwHostBeforeIdle(void)
+{
+#ifdef mxInstrument
+	txMachine *machine = (txMachine *)gMachine;
+	if (machine && ((NULL == gStackLowWater) || (machine->stackPeak < gStackLowWater)))
+		gStackLowWater = machine->stackPeak;
+#endif
+}
+
+/*
  * The watchdog's ping and the heap probe: the answer says the main loop is alive, and how much of the
  * machine's heaps is in use (XS's own counters, the same the chip keeps: xs/sources/xsMemory.c).
  * With `collect`, a garbage collection runs first, so that the slots in use are the live ones; with
@@ -234,7 +254,10 @@ static void onPing(xsMachine *the, fwIn *fields)
 	fwOutInt(&out, (int32_t)machine->maximumHeapCount);
 	/* The stack grows down from stackTop; XS's instrumentation (mcconfig -i) keeps its low-water mark. */
 #ifdef mxInstrument
-	fwOutInt(&out, (int32_t)(machine->stackTop - machine->stackPeak));
+	txSlot *deepest = machine->stackPeak;
+	if (gStackLowWater && (gStackLowWater < deepest))
+		deepest = gStackLowWater;
+	fwOutInt(&out, (int32_t)(machine->stackTop - deepest));
 #else
 	fwOutInt(&out, -1);
 #endif
@@ -245,6 +268,7 @@ static void onPing(xsMachine *the, fwIn *fields)
 		machine->peakHeapCount = machine->currentHeapCount;
 #ifdef mxInstrument
 		machine->stackPeak = machine->stack;
+		gStackLowWater = NULL;
 #endif
 	}
 }
@@ -258,7 +282,7 @@ const char *fwHostAbortReason(void *machine, int status)
 {
 	txMachine *the = (txMachine *)(machine ? machine : (gMachine ? (void *)gMachine : (void *)gLastMachine));
 	const char *reason = "";
-	if (!the || (XS_UNHANDLED_EXCEPTION_EXIT != status))
+	if (!the || ((XS_UNHANDLED_EXCEPTION_EXIT != status) && (XS_UNHANDLED_REJECTION_EXIT != status)))
 		return reason;
 	if (mxException.kind != XS_REFERENCE_KIND)
 		return reason;

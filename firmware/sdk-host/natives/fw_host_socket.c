@@ -24,6 +24,17 @@
  * 5. Freed memory is given back 100 ms late. Two reports of one socket may be queued; the first may
  *    end with the record freed (the peer's FIN), and the second read the freed record (SIGSEGV in
  *    fxGetHostDestructor). Freed late, the second finds the record as the first left it (`done`).
+ *    And a report never releases a socket outside XS: modSocket.c's reports drop their hold on the
+ *    record after the callback, outside any host frame, by reading the destructor of the record's
+ *    object; when the firmware closed the socket in the callback and a collection then freed its
+ *    object, that read threw with no frame to catch it (SIGSEGV in fxCaptureErrorStack, found by the
+ *    device fuzz). Each report here holds the record once more, and its last release happens in a
+ *    host frame, or not at all when the collection already freed the record.
+ * 6. A connection accepted just before its listener closed is closed too. modSocket.c posts each
+ *    accepted connection as a report; a listener closed meanwhile (provisioning mode ending, which
+ *    closes the SoftAP's server) left the report calling the closed listener's forgotten object (XS
+ *    abort: "xsGetHostData: not a host object", found by the device fuzz). lwIP aborts the pending
+ *    connections of a listener it closes.
  */
 #include "xsmc.h"
 #include <errno.h>
@@ -56,6 +67,12 @@ static GSList *gFreshlyFreed = NULL;
 static GSList *gToFree = NULL;
 static guint gSweep = 0;
 
+/* 5. Freed by the firmware or a collection, and not yet given back. */
+static int fwSocketFreed(void *data)
+{
+	return (NULL != g_slist_find(gFreshlyFreed, data)) || (NULL != g_slist_find(gToFree, data));
+}
+
 /* Everything freed before the previous sweep goes now; what was freed since waits for the next. */
 static gboolean sweep(gpointer data)
 {
@@ -68,9 +85,14 @@ static gboolean sweep(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* 6. The listeners open now (a record's poll started, and it is not freed). */
+static GHashTable *gListeners = NULL;
+
 static void fwSocketFree(void *data)
 {
 	if (!data) return;
+	if (gListeners)
+		g_hash_table_remove(gListeners, data);
 	if (gInboxes)
 		g_hash_table_remove(gInboxes, data); /* a socket record: its window goes with it */
 	gFreshlyFreed = g_slist_prepend(gFreshlyFreed, data);
@@ -88,7 +110,10 @@ static ssize_t fwSocketRecvFrom(int fd, void *buffer, size_t size, int flags, st
 static ssize_t fwSocketSend(int fd, const void *buffer, size_t size, int flags)
 {
 	ssize_t sent = send(fd, buffer, size, flags | MSG_NOSIGNAL);
-	if ((sent < 0) && ((EPIPE == errno) || (ECONNRESET == errno) || (ENOTCONN == errno))) {
+	/* ECONNREFUSED: a connection still being made when its peer's listener went (a source's SoftAP
+	 * shut down) reports the refusal on the first send; lwIP reports it through the connection's error
+	 * callback ("connection failed"), which the next poll here does too. */
+	if ((sent < 0) && ((EPIPE == errno) || (ECONNRESET == errno) || (ENOTCONN == errno) || (ECONNREFUSED == errno))) {
 		fprintf(stdout, "write on closed socket\n");
 		fflush(stdout);
 		return (ssize_t)size;
@@ -130,6 +155,20 @@ static guint fwSocketTimeoutAdd(guint intervalMs, GSourceFunc callback, gpointer
 #undef recvfrom
 
 /*
+ * 5. A report's release of its hold on a socket record: in a host frame, so that what XS throws is
+ * caught; none when a collection freed the record meanwhile. True when the record is still there.
+ */
+static int fwSocketRelease(void *the, xsSocket xss)
+{
+	if (fwSocketFreed(xss))
+		return 0;
+	xsBeginHost(the);
+		socketDownUseCount(the, xss);
+	xsEndHost(the);
+	return !fwSocketFreed(xss);
+}
+
+/*
  * 1 and 2. A TCP socket's report: what is left unread moves to the front of the window, the kernel's
  * bytes fill the rest without waiting, and the window stays the socket's read buffer until the next
  * report, so xs_socket_read finds it whenever the firmware reads.
@@ -140,7 +179,10 @@ static void fwSocketReadable(void *the, void *refcon, uint8_t *message, uint16_t
 	if (xss->done)
 		return;
 	if (kTCP != xss->kind) {
+		/* A datagram (SNTP): modSocket.c's own report, held (5). */
+		socketUpUseCount(the, xss);
 		socketReadable(the, refcon, message, messageLength);
+		fwSocketRelease(the, xss);
 		return;
 	}
 	if (!gInboxes)
@@ -169,8 +211,8 @@ static void fwSocketReadable(void *the, void *refcon, uint8_t *message, uint16_t
 		xsBeginHost(the);
 			xsCall1(xss->obj, xsID_callback, xsInteger(kSocketMsgDisconnect));
 		xsEndHost(the);
-		socketDownUseCount(the, xss);
-		doDestructor(xss);
+		if (fwSocketRelease(the, xss))
+			doDestructor(xss);
 		return;
 	}
 	modInstrumentationAdjust(NetworkBytesRead, count);
@@ -179,7 +221,39 @@ static void fwSocketReadable(void *the, void *refcon, uint8_t *message, uint16_t
 	xsBeginHost(the);
 		xsCall2(xss->obj, xsID_callback, xsInteger(kSocketMsgDataReceived), xsInteger(xss->readBytes));
 	xsEndHost(the);
-	socketDownUseCount(the, xss);
+	fwSocketRelease(the, xss);
+}
+
+/* 5. modSocket.c's connected and writable reports, holding the record once more (fwSocketRelease). */
+static void fwSocketHeldReport(void *the, void *refcon, uint8_t *message, uint16_t messageLength, modMessageDeliver deliver)
+{
+	xsSocket xss = (xsSocket)refcon;
+	if (fwSocketFreed(xss) || xss->done)
+		return;
+	socketUpUseCount(the, xss);
+	(*deliver)(the, refcon, message, messageLength);
+	fwSocketRelease(the, xss);
+}
+
+static void fwSocketConnected(void *the, void *refcon, uint8_t *message, uint16_t messageLength)
+{
+	fwSocketHeldReport(the, refcon, message, messageLength, socketConnected);
+}
+
+static void fwSocketWritable(void *the, void *refcon, uint8_t *message, uint16_t messageLength)
+{
+	fwSocketHeldReport(the, refcon, message, messageLength, socketWritable);
+}
+
+/* 6. */
+static void fwListenerConnected(void *the, void *refcon, uint8_t *message, uint16_t messageLength)
+{
+	xsListenerConnection xslc = (xsListenerConnection)message;
+	if (!gListeners || !g_hash_table_contains(gListeners, xslc->xsl)) {
+		close(xslc->skt);
+		return;
+	}
+	listenerConnected(the, refcon, message, messageLength);
 }
 
 typedef struct {
@@ -211,7 +285,18 @@ static guint fwSocketTimeoutAdd(guint intervalMs, GSourceFunc callback, gpointer
 	if (intervalMs < 20) {
 		if ((modMessageCallback == callback) && data && (socketReadable == ((modMessage)data)->callback))
 			((modMessage)data)->callback = fwSocketReadable;
+		if ((modMessageCallback == callback) && data && (listenerConnected == ((modMessage)data)->callback))
+			((modMessage)data)->callback = fwListenerConnected;
+		if ((modMessageCallback == callback) && data && (socketConnected == ((modMessage)data)->callback))
+			((modMessage)data)->callback = fwSocketConnected;
+		if ((modMessageCallback == callback) && data && (socketWritable == ((modMessage)data)->callback))
+			((modMessage)data)->callback = fwSocketWritable;
 		return g_timeout_add(intervalMs, callback, data);
+	}
+	if (listenerServiceTimerCallback == callback) {
+		if (!gListeners)
+			gListeners = g_hash_table_new(g_direct_hash, g_direct_equal);
+		g_hash_table_add(gListeners, data);
 	}
 	GSource *source = g_source_new(&gPollFuncs, sizeof(fwPollSource));
 	fwPollSource *poll = (fwPollSource *)source;

@@ -6,7 +6,8 @@
  * so the chip's Node side says which:
  * - a listener binds the address its dictionary named (modules/socket.js hands it over just before),
  *   on a port of its own instead of 80, the same one after a restart (the board's Node side keeps it,
- *   and says it on the console), never the host's other addresses;
+ *   and says it on the console), never the host's other addresses; and its close is said too, so the
+ *   board knows its interface no longer answers (as a station of a SoftAP that went down would);
  * - a TCP connection leaves from the address of the interface that reaches its destination (a
  *   SoftAP's board tells its stations apart by it), or fails with ENETUNREACH when none does (a
  *   station not associated, Ethernet without a link);
@@ -21,6 +22,7 @@
 #include <sys/socket.h>
 
 int __real_bind(int fd, const struct sockaddr *address, socklen_t length);
+int __real_close(int fd);
 int __real_connect(int fd, const struct sockaddr *address, socklen_t length);
 ssize_t __real_sendto(int fd, const void *buffer, size_t size, int flags, const struct sockaddr *address, socklen_t length);
 
@@ -136,4 +138,24 @@ ssize_t __wrap_sendto(int fd, const void *buffer, size_t size, int flags, const 
 	if (route(1, (const struct sockaddr_in *)address, &source, &delivered) || bindSource(fd, &source))
 		return -1;
 	return __real_sendto(fd, buffer, size, flags, (struct sockaddr *)&delivered, sizeof(delivered));
+}
+
+/* A listening TCP socket's close: its address is said to the chip (FW_CALL_SOCKET_UNLISTENED). */
+int __wrap_close(int fd)
+{
+	int accepting = 0;
+	socklen_t size = sizeof(accepting);
+	struct sockaddr_in bound;
+	socklen_t boundSize = sizeof(bound);
+	char name[INET_ADDRSTRLEN] = "";
+	if ((0 == getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &size)) && accepting
+		&& (0 == getsockname(fd, (struct sockaddr *)&bound, &boundSize)) && (AF_INET == bound.sin_family))
+		inet_ntop(AF_INET, &bound.sin_addr, name, sizeof(name));
+	int result = __real_close(fd);
+	if (name[0]) {
+		fwOut out = {0};
+		fwOutString(&out, name);
+		fwCall(NULL, FW_CALL_SOCKET_UNLISTENED, &out, NULL);
+	}
+	return result;
 }
