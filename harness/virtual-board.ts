@@ -33,6 +33,8 @@ export class VirtualBoard implements BenchBoard {
   private xs: SdkBoard | undefined;
   /** The listeners' ports, kept across resets (the board's port 80: its URLs stay). */
   private readonly listenerPorts = new Map<string, number>();
+  /** Powers off the firmware of a start under way (stop). */
+  private starting: AbortController | undefined;
   private chip: VirtualEsp32 | undefined;
   private rfc2217: Rfc2217Server | undefined;
   private pty: PtyPair | undefined;
@@ -137,7 +139,10 @@ export class VirtualBoard implements BenchBoard {
   /** ROM, bootloader and firmware of the slot it picks (the chip calls this when IO0 was high at reset). */
   private async startApp(reset: ResetReason): Promise<AppHandle> {
     const s = this.spec;
+    const starting = new AbortController();
+    this.starting = starting;
     const xs = await SdkBoard.start({
+      signal: starting.signal,
       reset,
       identity: {
         uuid: s.uuid,
@@ -167,6 +172,7 @@ export class VirtualBoard implements BenchBoard {
         if (!this.stopped) void this.chip?.softwareReset();
       },
     });
+    if (this.starting === starting) this.starting = undefined;
     this.xs = xs;
     this.bootCpuMs.push(xs.cpuMs());
     return {
@@ -211,6 +217,9 @@ export class VirtualBoard implements BenchBoard {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // A firmware still booting is powered off too, not waited for.
+    this.starting?.abort();
+    this.starting = undefined;
     await this.chip?.powerOff().catch(() => undefined);
     this.chip = undefined;
     await this.rfc2217?.close();
