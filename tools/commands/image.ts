@@ -26,6 +26,11 @@ function chip(value: string): string {
   }
 }
 
+function product(value: string): string {
+  if (!/^0x[0-9a-fA-F]{8}$/.test(value)) throw new InvalidArgumentError(`must be 0x and 8 hexadecimal digits: ${value}`);
+  return value;
+}
+
 function flashSize(value: string): number {
   const m = /^(\d+)MB$/.exec(value);
   if (!m) throw new InvalidArgumentError(`must be a size in MB such as 8MB: ${value}`);
@@ -45,7 +50,8 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .addOption(new Option('--role <role>', 'the build: a controller or a client').choices(['controller', 'client']).default('controller'))
     .addOption(new Option('--build <kind>', 'production or debug (the fault command, 30 min provisioning)').choices(['production', 'debug']).default('production'))
     .option('--class <hardware-class>', 'the hardware class built in (config hardware_class)', 'ctl-s3')
-    .option('--product <0x...>', 'the product id built in (config product_hex)', '0x00c0ffee')
+    // Not `<0x...>`: commander takes a placeholder ending in "..." for a list, and the build's config got ["0x…"].
+    .option('--product <hex>', 'the product id built in (config product_hex: 0x and 8 hexadecimal digits)', product, '0x00c0ffee')
     .option('--firmware <file>', 'a built firmware (mc.so) instead of building one from firmware/src')
     .action(async (o: { version: string; output: string; chip: string; project: string; role: 'controller' | 'client'; build: 'production' | 'debug'; class: string; product: string; firmware?: string }) => {
       const chip = chipByName(o.chip);
