@@ -1,16 +1,19 @@
-// A board in XS under hostile or careless clients (issue: no request can stall, freeze or crash a
-// board): bodies cut short, clients that leave while queued, malformed targets and heads, deep JSON,
-// a slow client holding one interface, and a firmware that dies (the watchdog resets the board).
-// The board runs platform/moddable (docs/moddable-emulation.md): what reaches its listeners' code is
-// answered with a JSON error; what Moddable's http.js drops before (a request line it cannot parse)
-// and a request whose client half-closed are closed without an answer. Afterwards both interfaces
-// (Ethernet, and the SoftAP, which is up in provisioning mode) still answer.
+// A virtual board (the firmware the Moddable SDK builds for the host, SdkBoard) under hostile or
+// careless clients (issue: no request can stall, freeze or crash a board): bodies cut short, clients
+// that leave while queued, malformed targets and heads, deep JSON, a slow client holding one
+// interface, and a firmware that dies (a fault in native code resets the chip; a main loop that stops
+// answering is reset by the task watchdog). What reaches the listeners' code is answered with a JSON
+// error; what Moddable's http.js drops before (a request line it cannot parse) and a request whose
+// client half-closed are closed without an answer. Afterwards both interfaces (Ethernet, and the
+// SoftAP, which is up in provisioning mode) still answer. The board runs the production build with
+// the listener limits it ships with (BOARD_HTTP_LIMITS): no build of its own for this file.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
-import { XsBoard } from '../../firmware/virtual-esp32/xs-board.ts';
+import { BOARD_HTTP_LIMITS } from '../../firmware/src/platform/moddable/hal/http-limits.ts';
+import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import { rawRequest, type RawAnswer } from '../helpers/raw-http.ts';
 
 const PASSWORD = 'bench-admin-password';
@@ -24,13 +27,14 @@ const identity: DeviceIdentity = {
   firmwareVersion: '2026.01.01',
   build: 'production',
 };
-// Short enough for the slow-client case, long enough for a 512 KB upload on a busy machine.
-const BODY_TIMEOUT_MS = 6000;
+/** The shipped limits (docs/board-http-limits.md): 15 s for a body, 8 requests in progress per interface. */
+const BODY_TIMEOUT_MS = BOARD_HTTP_LIMITS.bodyTimeoutMs;
+const PENDING_PER_INTERFACE = BOARD_HTTP_LIMITS.pendingPerInterface;
 /** Longer than the test's time-out: only the board's close ends an exchange that gets no answer. */
 const NEVER_MS = 60_000;
 
 let dir: string;
-let board: XsBoard;
+let board: SdkBoard;
 let visual: Record<string, string>;
 
 async function http(method: string, path: string, o: { headers?: Record<string, string>; body?: string | Buffer; iface?: 'ethernet' | 'softap' } = {}) {
@@ -68,16 +72,40 @@ async function login(): Promise<void> {
   visual = { 'visual-token': r.json.token };
 }
 
-/** Wraps the engine's issueCommand: `fault` runs when a host answer (e.g. a request's bytes) contains `marker`. */
-function injectFault(marker: string, fault: string): Promise<unknown> {
-  return board.evaluate(`{
-    const inner = globalThis.issueCommand;
-    globalThis.issueCommand = (m) => {
-      const reply = inner(m);
-      if (new TextDecoder().decode(new Uint8Array(reply)).includes(${JSON.stringify(marker)})) { ${fault} }
-      return reply;
-    };
-  }`);
+/**
+ * Fault injection from outside the firmware, as a probe on a chip would do it: a signal to the firmware's
+ * process. SIGSEGV is a fault in native code (the loader's panic handler prints a Guru Meditation line
+ * and the chip resets); SIGSTOP stops its main loop dead, as a loop that never yields would.
+ */
+function injectFault(signal: 'SIGSEGV' | 'SIGSTOP'): void {
+  const pid = board.firmwarePid;
+  expect(pid, 'a running firmware').toBeDefined();
+  process.kill(pid!, signal);
+}
+
+/**
+ * Polls `url` (a listener of the board while it restarts) until something answers; the stand-in's
+ * answer while the firmware is gone, or the firmware's own once it is back.
+ */
+async function firstAnswerDuringRestart(url: string): Promise<{ status: number; headers: Headers; text: string; json: any }> {
+  const until = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const res = await fetch(url + '/backup');
+      const text = await res.text();
+      let json: any;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, text, json };
+    } catch (err) {
+      // Refused or reset while the old firmware goes: nobody listens for that moment.
+      if (Date.now() > until) throw err;
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  }
 }
 
 function expectJsonError(a: RawAnswer | null, status: number, code?: string): void {
@@ -88,15 +116,12 @@ function expectJsonError(a: RawAnswer | null, status: number, code?: string): vo
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'xs-hard-'));
-  board = await XsBoard.start({
+  dir = mkdtempSync(join(tmpdir(), 'sdk-hard-'));
+  board = await SdkBoard.start({
     identity,
     fuseKeyHex: '33'.repeat(32),
     flashDir: join(dir, 'flash'),
     adminPassword: PASSWORD,
-    // Build-time limits: the manifest's config "http" (mc/config), here as a test build would set them.
-    httpLimits: { bodyTimeoutMs: BODY_TIMEOUT_MS, pendingPerInterface: 4 },
-    watchdogComputrons: 600_000_000, // a 512 KB upload takes about 270 M
   });
   await login();
   await softApUp();
@@ -179,9 +204,9 @@ describe('a board under bad clients', () => {
     await expectAnswering();
   });
 
-  it('a slow client holds only its own request: the other interface answers meanwhile, and the body times out with 408', async () => {
+  it('a slow client holds only its own request: the other interface answers meanwhile, and the body times out with 408', { timeout: 60_000 }, async () => {
     // Authenticated: the core checks the token before it reads a body, so only such a request waits on one.
-    const slow = rawRequest(board.urls.ethernet!, `PUT /backup HTTP/1.1\r\nHost: b\r\nVisual-Token: ${visual['visual-token']}\r\nContent-Length: 100\r\n\r\n{"a":`, { timeoutMs: 30_000 });
+    const slow = rawRequest(board.urls.ethernet!, `PUT /backup HTTP/1.1\r\nHost: b\r\nVisual-Token: ${visual['visual-token']}\r\nContent-Length: 100\r\n\r\n{"a":`, { timeoutMs: BODY_TIMEOUT_MS + 30_000 });
     let slowAnswered = false;
     const slowAnswer = slow.answer.then((a) => ((slowAnswered = true), a));
     const other = await http('GET', '/backup', { headers: visual, iface: 'softap' });
@@ -194,7 +219,7 @@ describe('a board under bad clients', () => {
 
   it('answers 503 with Retry-After past the pending-request limit on one interface, and serves the other', async () => {
     // Authenticated requests whose bodies never finish (one backup upload at a time: client records).
-    const holders = Array.from({ length: 4 }, (_, i) => rawRequest(board.urls.ethernet!, `PUT /api/clients/hold-${i} HTTP/1.1\r\nHost: b\r\nVisual-Token: ${visual['visual-token']}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`, { timeoutMs: 30_000 }));
+    const holders = Array.from({ length: PENDING_PER_INTERFACE }, (_, i) => rawRequest(board.urls.ethernet!, `PUT /api/clients/hold-${i} HTTP/1.1\r\nHost: b\r\nVisual-Token: ${visual['visual-token']}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`, { timeoutMs: 30_000 }));
     await new Promise((r) => setTimeout(r, 200));
     const refused = await rawRequest(board.urls.ethernet!, 'GET /backup HTTP/1.1\r\nHost: b\r\n\r\n').answer;
     expectJsonError(refused, 503, 'board_busy');
@@ -208,23 +233,33 @@ describe('a board under bad clients', () => {
 });
 
 describe('a firmware that dies', () => {
-  it('is reset by the watchdog: the request gets 503 without internal text, the flash is kept, both interfaces answer again', async () => {
+  // The firmware's process owns its listening sockets, as lwIP does on a chip: a request open when it
+  // dies loses its connection without an answer; while the chip restarts, the board's stand-in
+  // answers 503 board_restarting on each port (firmware/virtual-esp32/network.ts).
+  it('a fault resets the chip: the open request loses its connection, requests meanwhile get 503 without internal text, the flash is kept, both interfaces answer again', { timeout: 90_000 }, async () => {
     expect((await http('PUT', '/backup', { headers: visual, body: JSON.stringify({ kept: 'over the reset' }) })).status).toBe(200);
     const before = await http('GET', '/backup', { headers: visual });
     expect(before.status).toBe(200);
-    // Fault injection: the firmware overflows XS's native stack once it has read this request's
-    // line, the way unbounded JSON nesting once did. The host owns the listening sockets: the open
-    // request gets its stand-in's 503, as requests during the restart do.
-    await injectFault('/crash-now', "JSON.parse('['.repeat(200000));");
-    const crashed = await http('GET', '/crash-now', { headers: visual });
-    expect(crashed.status).toBe(503);
-    expect(crashed.json).toEqual({ error: 'board_restarting', message: expect.any(String) });
-    expect(crashed.text).not.toMatch(/xs worker|stack overflow|exited/);
-    expect(crashed.headers.get('retry-after')).toBe('1');
+    const ethernet = board.urls.ethernet!;
+    // A request in progress (its body not sent yet) when the firmware faults.
+    const open = rawRequest(ethernet, `PUT /backup HTTP/1.1\r\nHost: b\r\nVisual-Token: ${visual['visual-token']}\r\nContent-Length: 100\r\n\r\n{"a":`, { timeoutMs: NEVER_MS });
+    await new Promise((r) => setTimeout(r, 200));
+    // Fault injection (xsnap's evaluate, which made the old engine overflow its stack, is gone): the
+    // firmware's process takes a SIGSEGV, a fault in native code; the chip panics and resets.
+    injectFault('SIGSEGV');
+    expect(await open.answer, 'no answer on a connection the fault cut').toBeNull();
+    const meanwhile = await firstAnswerDuringRestart(ethernet);
+    expect(meanwhile.status).toBe(503);
+    expect(meanwhile.json).toEqual({ error: 'board_restarting', message: expect.any(String) });
+    expect(meanwhile.text).not.toMatch(/signal|segmentation|guru|panic|abort/i);
+    expect(meanwhile.headers.get('retry-after')).toBe('1');
     await board.settled();
-    expect(board.reboots).toEqual(['watchdog: stack overflow']);
-    expect(board.consoleLines.some((l) => /^HOST firmware fault \(stack overflow\): watchdog reset$/.test(l))).toBe(true);
-    // The RAM is new (tokens and provisioning mode are gone), the flash is not.
+    expect(board.reboots).toEqual(['panic: signal 11 (Segmentation fault)']);
+    expect(board.consoleLines).toContain('HOST firmware fault (signal 11 (Segmentation fault)): reset');
+    expect(board.consoleLines.some((l) => /^Guru Meditation Error: signal 11/.test(l.replace(/^XS /, '')))).toBe(true);
+    expect(board.consoleLines).toContain('rst:0x3 (RTC_SW_SYS_RST),boot:0x8 (SPI_FAST_FLASH_BOOT)');
+    // The listener is back on the same port; the RAM is new (tokens and provisioning mode are gone), the flash is not.
+    expect(board.urls.ethernet).toBe(ethernet);
     expect((await http('GET', '/backup', { headers: visual })).status).toBe(401);
     await login();
     await softApUp();
@@ -234,12 +269,18 @@ describe('a firmware that dies', () => {
     await expectAnswering();
   });
 
-  it('a command stuck in a loop is stopped by the task watchdog and the board resets', async () => {
-    await injectFault('/spin-now', 'for (;;) {}');
-    const stuck = await http('GET', '/spin-now');
-    expect(stuck.status).toBe(503);
+  it('a main loop that stops answering is reset by the task watchdog, and the board comes back', { timeout: 90_000 }, async () => {
+    const ethernet = board.urls.ethernet!;
+    // The old engine's computron meter stopped a JavaScript loop; the chip's task watchdog sees a main
+    // loop that does not answer its ping (5 s). SIGSTOP stops the loop as a loop that never yields would.
+    injectFault('SIGSTOP');
+    const stuck = rawRequest(ethernet, 'GET /backup HTTP/1.1\r\nHost: b\r\n\r\n', { timeoutMs: NEVER_MS });
+    await expect.poll(() => board.reboots.at(-1), { timeout: 30_000 }).toBe('watchdog: the main loop did not answer');
+    expect(await stuck.answer, 'no answer from a stuck firmware').toBeNull();
     await board.settled();
-    expect(board.reboots.at(-1)).toBe('watchdog: too much computation');
+    expect(board.consoleLines).toContain('HOST firmware fault (task watchdog: no answer for 5 s): reset');
+    expect(board.consoleLines).toContain('rst:0x7 (TG0WDT_SYS_RST),boot:0x8 (SPI_FAST_FLASH_BOOT)');
+    expect(board.urls.ethernet).toBe(ethernet);
     await login();
     await softApUp();
     await expectAnswering();

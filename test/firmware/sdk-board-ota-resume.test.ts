@@ -1,4 +1,4 @@
-// A virtual board (the firmware in the real XS engine) installs a release whose image the cloud hosts,
+// A virtual board (the firmware the Moddable SDK builds for the host, SdkBoard) installs a release whose image the cloud hosts,
 // through the manifest's url, while a proxy on loopback between board and cloud cuts the image's
 // first download half way: the board reconnects, asks for the rest with a range request (If-Range:
 // the image's ETag), checks the SHA-256 of the whole image and switches slots. Bytes fetched twice:
@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firmwareImage } from '../../firmware/host/firmware-image.ts';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { firmwareImage, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
 import { sha256Hex } from '../helpers/images.ts';
@@ -77,14 +77,15 @@ let dir: string;
 let image: Buffer;
 
 beforeAll(async () => {
-  image = Buffer.from(await firmwareImage('2026.02.01'));
+  // The board's own build at the next version (another configuration would be another SDK build).
+  image = Buffer.from(await firmwareImage('2026.02.01', { variant: variantOf(identity) }));
   proxy = cuttingProxy(Math.floor(image.length * 0.45));
   await new Promise<void>((r) => proxy.server.listen(0, '127.0.0.1', r));
   proxyUrl = `http://127.0.0.1:${(proxy.server.address() as AddressInfo).port}`;
   // Devices reach the cloud through the proxy: the hosted image's url starts there.
   cloud = await startTestCloud({ env: { PUBLIC_URL: proxyUrl } });
   proxy.target.url = cloud.url;
-  dir = mkdtempSync(join(tmpdir(), 'xs-ota-resume-'));
+  dir = mkdtempSync(join(tmpdir(), 'sdk-ota-resume-'));
 }, 120_000);
 afterAll(async () => {
   await cloud?.close();
@@ -102,7 +103,7 @@ describe('OTA from an image the cloud hosts, cut half way', () => {
     expect(up.status).toBe(201);
     expect(((await up.json()) as any).url).toBe(`${proxyUrl}/images/ctl-s3/0x00c0ffee/ctl-s3/2026.02.01.bin`);
 
-    const board = await XsBoard.start({ identity, fuseKeyHex: '33'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: 'bench-admin-password', settings: {} });
+    const board = await SdkBoard.start({ identity, fuseKeyHex: '33'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: 'bench-admin-password' });
     try {
       const key = JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem as string;
       expect((await cloud.admin('PUT', `/admin/devices/${identity.uuid}`, { public_key: key })).status).toBe(201);
@@ -127,10 +128,13 @@ describe('OTA from an image the cloud hosts, cut half way', () => {
       expect(fetchedTwice).toBeLessThanOrEqual(CHUNK_BYTES);
       expect(downloads[0]!.sent).toBeGreaterThan(image.length * 0.4);
 
-      // The whole image, byte for byte, in the passive slot; the board reboots into it.
+      // The whole image, byte for byte, in the passive slot; the board reboots into it (a moment after
+      // its answer, core/reboot.ts) and runs it.
       expect(readFileSync(join(dir, 'flash.bin')).subarray(SLOT_1, SLOT_1 + image.length).equals(image)).toBe(true);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(board.reboots).toContain('ota 2026.02.01');
+      await expect.poll(() => board.reboots, { timeout: 10_000 }).toContain('ota 2026.02.01');
+      await board.settled();
+      expect(board.runningImage?.partition.name).toBe('ota_1');
+      expect(board.identity.firmwareVersion).toBe('2026.02.01');
 
       // The inventory saw the check and the offer.
       await cloud.cloud.inventory.flush();
