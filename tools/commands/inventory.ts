@@ -87,7 +87,7 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
       let nextAfter: string | null = null;
       do {
         if (nextAfter) query.set('after', nextAfter);
-        const body = (await client().request('GET', `/admin/devices?${query}`)).body as { devices: DeviceView[]; next_after: string | null };
+        const body = (await client().request('GET', query.toString() ? `/admin/devices?${query}` : '/admin/devices')).body as { devices: DeviceView[]; next_after: string | null };
         devices.push(...body.devices);
         nextAfter = o.all ? body.next_after : null;
         if (!o.all && body.next_after) process.stderr.write(`more devices: --all, or --limit; next page after ${body.next_after}\n`);
