@@ -7,9 +7,7 @@
 // is programmed as the factory would (factory.ts). Every reset (esp_restart, an abort such as memory
 // full, the task watchdog) goes through the bootloader again, so an image still PENDING_VERIFY rolls
 // back.
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
 import type { FirmwareSettings } from '../src/core/settings.ts';
 import type { Iface } from '../src/hal/network.ts';
@@ -23,7 +21,7 @@ import { chipCalls } from './chip.ts';
 import { hasAdminPassword, writeFactoryUuid } from './factory.ts';
 import { flashFactoryImages } from './factory-flash.ts';
 import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, firmwareImage, productPartitions, variantOf } from './firmware-image.ts';
-import { FirmwareProcess, type FirmwareEnd, type HeapFigures } from './firmware-process.ts';
+import { describeEnd, FirmwareProcess, runnableCopy, type FirmwareEnd, type HeapFigures } from './firmware-process.ts';
 import { FlashImage } from './flash-image.ts';
 import { BoardNetwork } from './network.ts';
 import { Nvs } from './nvs.ts';
@@ -31,6 +29,7 @@ import { framebufferText } from './oled-text.ts';
 import { Ssd1306 } from './oled-controller.ts';
 import { OtaSlots } from './ota-slots.ts';
 import { Radio } from './radio.ts';
+import { TaskWatchdog } from './task-watchdog.ts';
 
 export { BootFailure } from './boot-stage.ts';
 export type { HeapFigures } from './firmware-process.ts';
@@ -146,8 +145,7 @@ export class SdkBoard {
   private factorySetUp: Promise<void> | undefined;
   private booting: { resolve: (r: unknown) => void; reject: (e: Error) => void; client?: Record<string, unknown> } | undefined;
   private bootDone: Promise<unknown> | undefined;
-  private watchdog: NodeJS.Timeout | undefined;
-  private watchdogBusy = false;
+  private watchdog: TaskWatchdog | undefined;
   /** The power was cut (cutPower): nothing restarts the firmware. */
   private unpowered = false;
 
@@ -386,44 +384,40 @@ export class SdkBoard {
     return true;
   }
 
-  /**
-   * The task watchdog: a ping every second (or every heapSampleMs, collecting first); a main loop that
-   * leaves one unanswered for watchdogMs is stuck.
-   */
+  /** The task watchdog (task-watchdog.ts) of the firmware now running; its samples feed heapLive. */
   private startWatchdog(): void {
     this.stopWatchdog();
     const firmware = this.firmware;
-    const collect = this.o.heapSampleMs !== undefined;
+    if (!firmware) return;
+    const timeoutMs = this.o.watchdogMs ?? 5000;
     this.heapLive = { chunkBytes: 0, slots: 0, stackSlots: 0, samples: 0 };
-    this.watchdog = setInterval(() => {
-      if (this.watchdogBusy || !firmware?.running) return;
-      this.watchdogBusy = true;
-      void firmware.ping({ collect, timeoutMs: this.o.watchdogMs ?? 5000 }).then((figures) => {
-        this.watchdogBusy = false;
-        if (figures && collect) {
-          this.heapLive.chunkBytes = Math.max(this.heapLive.chunkBytes, figures.chunkBytes);
-          this.heapLive.slots = Math.max(this.heapLive.slots, figures.slots);
-          this.heapLive.stackSlots = Math.max(this.heapLive.stackSlots, figures.stackPeak);
-          this.heapLive.samples++;
-          this.o.onHeapSample?.(figures);
-        }
-        if (figures || !firmware.running || this.firmware !== firmware || this.closed) return;
+    this.watchdog = new TaskWatchdog(firmware, {
+      intervalMs: this.o.heapSampleMs ?? 1000,
+      timeoutMs,
+      collect: this.o.heapSampleMs !== undefined,
+      onSample: (figures) => {
+        this.heapLive.chunkBytes = Math.max(this.heapLive.chunkBytes, figures.chunkBytes);
+        this.heapLive.slots = Math.max(this.heapLive.slots, figures.slots);
+        this.heapLive.stackSlots = Math.max(this.heapLive.stackSlots, figures.stackPeak);
+        this.heapLive.samples++;
+        this.o.onHeapSample?.(figures);
+      },
+      onStuck: () => {
+        if (this.firmware !== firmware || this.closed) return;
         this.reboots.push('watchdog: the main loop did not answer');
-        this.hostLine(`firmware fault (task watchdog: no answer for ${(this.o.watchdogMs ?? 5000) / 1000} s): reset`);
+        this.hostLine(`firmware fault (task watchdog: no answer for ${timeoutMs / 1000} s): reset`);
         if (this.booting) {
           this.booting.reject(new Error('the task watchdog reset the board while it booted'));
           this.booting = undefined;
         }
         void this.reset('watchdog', 'task watchdog');
-      });
-    }, this.o.heapSampleMs ?? 1000);
-    this.watchdog.unref();
+      },
+    });
   }
 
   private stopWatchdog(): void {
-    if (this.watchdog) clearInterval(this.watchdog);
+    this.watchdog?.stop();
     this.watchdog = undefined;
-    this.watchdogBusy = false;
   }
 
   /** onFlashOp's answer to the firmware's hook: -1 goes on, a count lets part of a write through; a cut never answers. */
@@ -639,23 +633,4 @@ export class SdkBoard {
     await this.network.close();
     this.spi?.close();
   }
-}
-
-function describeEnd(end: FirmwareEnd): string {
-  if (end.kind === 'abort') return `XS abort: ${end.why}`;
-  if (end.kind === 'crash' || end.kind === 'panic') return end.detail;
-  return end.kind;
-}
-
-/** The image's firmware as a file the loader can map, kept by content beside the loader. */
-function runnableCopy(firmware: Uint8Array, loader: string): string {
-  const dir = join(loader, '..', 'run');
-  const path = join(dir, `${createHash('sha256').update(firmware).digest('hex').slice(0, 24)}.so`);
-  if (!existsSync(path)) {
-    mkdirSync(dir, { recursive: true });
-    const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    writeFileSync(temporary, firmware, { mode: 0o755 });
-    renameSync(temporary, path);
-  }
-  return path;
 }

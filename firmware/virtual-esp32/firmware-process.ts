@@ -4,6 +4,9 @@
 // is its standard output. How it ended tells the chip what happened (loader.c): esp_restart, an XS
 // abort (memory full is 65), powered off.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ChipCallHandlers } from './chip-calls.ts';
 import { ChipChannel } from './chip-channel.ts';
@@ -201,4 +204,24 @@ function lines(stream: Readable, each: (line: string) => void): void {
   stream.on('end', () => {
     if (partial) each(partial);
   });
+}
+
+/** A firmware's end in words: the console's `firmware fault (<this>)`. */
+export function describeEnd(end: FirmwareEnd): string {
+  if (end.kind === 'abort') return `XS abort: ${end.why}`;
+  if (end.kind === 'crash' || end.kind === 'panic') return end.detail;
+  return end.kind;
+}
+
+/** The image's firmware as a file the loader can map, kept by content beside the loader. */
+export function runnableCopy(firmware: Uint8Array, loader: string): string {
+  const dir = join(loader, '..', 'run');
+  const path = join(dir, `${createHash('sha256').update(firmware).digest('hex').slice(0, 24)}.so`);
+  if (!existsSync(path)) {
+    mkdirSync(dir, { recursive: true });
+    const temporary = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    writeFileSync(temporary, firmware, { mode: 0o755 });
+    renameSync(temporary, path);
+  }
+  return path;
 }
