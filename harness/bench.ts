@@ -9,9 +9,10 @@ import { join } from 'node:path';
 import { mintToken } from '../cloud/auth/jwt.ts';
 import { loadConfig } from '../cloud/config.ts';
 import { startCloudServer, type RunningCloud } from '../cloud/server.ts';
-import { VirtualAir } from '../firmware/host/air.ts';
-import { firmwareImage } from '../firmware/host/firmware-image.ts';
-import { bssidOf } from '../firmware/host/xs-board.ts';
+import { VirtualAir } from '../firmware/virtual-esp32/air.ts';
+import { CHIPS } from '../firmware/image/chips.ts';
+import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-image.ts';
+import { softApMac as bssidOf } from '../firmware/virtual-esp32/radio.ts';
 import type { BenchBoard } from './board.ts';
 import type { Broker } from './broker.ts';
 import { renderPng } from './oled.ts';
@@ -33,6 +34,15 @@ export interface StepResult {
   ms: number;
   error?: string;
   snapshots: Snapshot[];
+  /** At a failure: each powered board's whole console, saved beside the report. */
+  consoles?: { board: string; file: string }[];
+}
+
+/** An error's message, with the cause a failed fetch hides ("fetch failed: other side closed"). */
+export function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? err.cause : undefined;
+  return cause ? `${err.message}: ${cause.message}` : err.message;
 }
 
 export class ScenarioFailure extends Error {
@@ -100,7 +110,7 @@ export class ScenarioContext {
     const site = this.rig.siteWifi;
     this.air.addInfrastructureAp({ ssid: site.ssid, password: site.password, bssid: 'AC:DE:48:00:00:01', position: site.position });
     for (const spec of this.rig.boards) {
-      this.boards.push(createBoard(structuredClone(spec), { air: this.air, mqtt: this.broker.bridge, workDir: this.workDir, settings: this.firmwareSettings }, this.image));
+      this.boards.push(createBoard(structuredClone(spec), { air: this.air, workDir: this.workDir, settings: this.firmwareSettings }, this.image));
     }
     // Physical boards: identity read from them, factory state, held in reset until powered on.
     await Promise.all(this.boards.map((b) => b.prepare?.()));
@@ -138,8 +148,15 @@ export class ScenarioContext {
       result.ok = true;
       return value;
     } catch (err) {
-      result.error = err instanceof Error ? err.message : String(err);
+      result.error = describeError(err);
       for (const b of this.started) this.snapshot(b, 'at the failure');
+      result.consoles = [...this.started].map((b) => {
+        const file = `${this.scenario}-${b.spec.id}-console.txt`;
+        const host = b.hostLines?.() ?? [];
+        const text = b.consoleLines().join('\n') + '\n' + (host.length ? `\n--- the virtual chip's notes (XS traces, host) ---\n${host.join('\n')}\n` : '');
+        writeFileSync(join(this.reportDir, file), text);
+        return { board: b.spec.id, file };
+      });
       throw err;
     } finally {
       result.ms = Math.round(performance.now() - t0);
@@ -179,7 +196,7 @@ export class ScenarioContext {
     check(answer.startsWith('OK '), `pubkey answered ${answer}`);
     const { public_key_pem } = JSON.parse(answer.slice(3)) as { public_key_pem: string };
     const r = await this.admin('PUT', `/admin/devices/${board.spec.uuid}`, { public_key: public_key_pem });
-    check(r.status === 201 || r.status === 200, `enrollment answered ${r.status}`);
+    check(r.status === 201 || r.status === 200, `enrollment answered ${r.status} ${JSON.stringify(r.json)}`);
     check((await board.command(`cloud ${this.cloud.url}`)).startsWith('OK '), 'setting the cloud URL');
   }
 
@@ -199,6 +216,16 @@ export class ScenarioContext {
     const bytes = Buffer.from(image ?? (await firmwareImage(version)));
     this.images.set(`/fw/${name}.bin`, bytes);
     return { url: `http://${this.rig.benchHost}:${(this.imageServer.address() as AddressInfo).port}/fw/${name}.bin`, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  }
+
+  /** The app image of `version` built for this board (its role, class and build, this bench's settings). */
+  imageFor(board: BenchBoard, version: string): Promise<Uint8Array> {
+    const s = board.spec;
+    const variant = variantOf(
+      { role: s.role, hardwareClass: s.hardwareClass, productHex: s.productHex, build: s.build, ...(s.ethernetMac ? { ethernetMac: s.ethernetMac } : {}) },
+      { settings: this.firmwareSettings as Record<string, number> },
+    );
+    return firmwareImage(version, { chip: CHIPS[s.chip], variant });
   }
 
   /** The SoftAP BSSID of a board (what a station sees). */

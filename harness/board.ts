@@ -34,6 +34,8 @@ export interface BenchBoard {
   stop(): Promise<void>;
   /** Every console line received since start, oldest first. */
   consoleLines(): string[];
+  /** Virtual boards: what the virtual chip saw beside the UART (XS traces, its own notes), for a failure's report. */
+  hostLines?(): string[];
   /** Sends a console command and resolves with its `OK …`/`ERR …` answer. */
   command(line: string, timeoutMs?: number): Promise<string>;
   /** Resolves with the first console line (from `fromIndex`) matching, or rejects naming what was awaited. */

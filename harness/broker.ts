@@ -1,13 +1,16 @@
 // The bench's MQTT broker on loopback: aedes embedded by default, mosquitto (Debian's) when the rig
-// names it. Boards reach it through a host-side bridge of real MQTT clients.
+// names it. Boards connect to it themselves: their firmware's MQTT client (the Moddable SDK's `mqtt`)
+// over their own sockets. What the scenarios check is what the broker saw: the client ids that
+// connected and what they published. Aedes says so through its events; mosquitto through its log
+// (connections, and which client published to which topic) and a monitor subscribed to every topic
+// (the payloads).
 import { Aedes } from 'aedes';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectAsync, type MqttClient } from 'mqtt';
-import type { MqttBridge } from '../firmware/host/xs-board.ts';
+import { connectAsync } from 'mqtt';
 import { stopChild } from './child-process.ts';
 import { freeLoopbackPort } from './ports.ts';
 
@@ -15,60 +18,16 @@ export interface Broker {
   host: string;
   port: number;
   kind: 'aedes' | 'mosquitto';
-  /** Client ids that connected, in order, and topics published (embedded broker: seen by the broker; mosquitto: by the bridge). */
+  /** Client ids that connected, in order, and what they published. */
   connections: string[];
   publishes: { clientId: string; topic: string; payload: string }[];
-  bridge: MqttBridge;
   close(): Promise<void>;
-}
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost)$/;
-
-function bridgeTo(broker: Pick<Broker, 'connections' | 'publishes' | 'kind'>): { bridge: MqttBridge; closeAll: () => Promise<void> } {
-  const clients = new Map<number, { client: MqttClient; clientId: string }>();
-  let next = 1;
-  return {
-    bridge: {
-      async connect(o) {
-        if (!LOOPBACK.test(o.host)) throw new Error(`${o.host} is not on this machine`);
-        const client = await connectAsync({
-          host: o.host,
-          port: o.port,
-          clientId: o.clientId,
-          ...(o.username ? { username: o.username } : {}),
-          ...(o.password ? { password: o.password } : {}),
-          reconnectPeriod: 0,
-          connectTimeout: 5000,
-          ...(o.ca ? { protocol: 'mqtts' as const, ca: o.ca } : {}),
-        });
-        if (broker.kind === 'mosquitto') broker.connections.push(o.clientId);
-        const id = next++;
-        clients.set(id, { client, clientId: o.clientId });
-        return id;
-      },
-      async publish(id, topic, payload) {
-        const c = clients.get(id);
-        if (!c) throw new Error('no such MQTT session');
-        await c.client.publishAsync(topic, Buffer.from(payload));
-        if (broker.kind === 'mosquitto') broker.publishes.push({ clientId: c.clientId, topic, payload: Buffer.from(payload).toString() });
-      },
-      async close(id) {
-        await clients.get(id)?.client.endAsync();
-        clients.delete(id);
-      },
-    },
-    closeAll: async () => {
-      await Promise.all([...clients.values()].map((c) => c.client.endAsync(true)));
-      clients.clear();
-    },
-  };
 }
 
 /** `host`: where it listens (loopback by default; a physical rig's bench address, docs/physical-rig.md). */
 export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0, host = '127.0.0.1'): Promise<Broker> {
   const state = { kind, connections: [] as string[], publishes: [] as Broker['publishes'] };
-  const { bridge, closeAll } = bridgeTo(state);
-  if (kind === 'mosquitto') return startMosquitto(state, bridge, closeAll, port, host);
+  if (kind === 'mosquitto') return startMosquitto(state, port, host);
   const aedes = await Aedes.createBroker();
   aedes.on('client', (client) => state.connections.push(client.id));
   aedes.on('publish', (packet, client) => {
@@ -87,9 +46,7 @@ export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0, host = 
     ...state,
     host,
     port: (server.address() as AddressInfo).port,
-    bridge,
     async close() {
-      await closeAll();
       await new Promise<void>((r) => aedes.close(() => r()));
       const closed = new Promise<void>((r) => server.close(() => r()));
       for (const socket of sockets) socket.destroy();
@@ -98,17 +55,45 @@ export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0, host = 
   };
 }
 
-async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publishes'>, bridge: MqttBridge, closeAll: () => Promise<void>, port: number, host: string): Promise<Broker> {
+/** mosquitto's log lines (log_type notice and debug): a client connecting, and a client publishing. */
+const CONNECTED = /New client connected from \S+ as (\S+) /;
+const PUBLISHED = /Received PUBLISH from (\S+) \(d\d, q\d, r\d, m\d+, '([^']*)'/;
+const MONITOR_ID = 'bench-broker-monitor';
+
+async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publishes'>, port: number, host: string): Promise<Broker> {
   const p = port || (await freeLoopbackPort());
   // A config file, not -p: -p would bind every interface; the bench stays on loopback.
   const dir = mkdtempSync(join(tmpdir(), 'mosquitto-'));
   const conf = join(dir, 'mosquitto.conf');
-  writeFileSync(conf, `listener ${p} ${host}\nallow_anonymous true\npersistence false\n`);
+  writeFileSync(conf, `listener ${p} ${host}\nallow_anonymous true\npersistence false\nlog_dest stderr\nlog_type notice\nlog_type debug\nconnection_messages true\n`);
   let stderr = '';
+  let partial = '';
+  // Publishes the log names, waiting for the payload the monitor receives (in the same order per topic).
+  const waiting = new Map<string, string[]>();
+  const received = new Map<string, string[]>();
+  const match = (topic: string) => {
+    const ids = waiting.get(topic);
+    const payloads = received.get(topic);
+    while (ids?.length && payloads?.length) state.publishes.push({ clientId: ids.shift()!, topic, payload: payloads.shift()! });
+  };
   // Debian installs it in /usr/sbin, which is not on every user's PATH.
   const bin = existsSync('/usr/sbin/mosquitto') ? '/usr/sbin/mosquitto' : 'mosquitto';
   const child: ChildProcess = spawn(bin, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr?.on('data', (c) => (stderr += c));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    const text = partial + chunk.toString();
+    stderr = (stderr + chunk.toString()).slice(-4000);
+    const lines = text.split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const connected = CONNECTED.exec(line);
+      if (connected && connected[1] !== MONITOR_ID) state.connections.push(connected[1]!);
+      const published = PUBLISHED.exec(line);
+      if (published && published[1] !== MONITOR_ID) {
+        waiting.set(published[2]!, [...(waiting.get(published[2]!) ?? []), published[1]!]);
+        match(published[2]!);
+      }
+    }
+  });
   await new Promise<void>((resolve, reject) => {
     child.once('error', (err) => reject(new Error(`mosquitto could not start (apt-get install mosquitto): ${err.message}`)));
     child.once('exit', (code) => reject(new Error(`mosquitto exited with ${code}: ${stderr.trim()}`)));
@@ -120,13 +105,18 @@ async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publ
     };
     probe();
   });
+  const monitor = await connectAsync({ host, port: p, clientId: MONITOR_ID, reconnectPeriod: 0, connectTimeout: 5000 });
+  monitor.on('message', (topic, payload) => {
+    received.set(topic, [...(received.get(topic) ?? []), payload.toString()]);
+    match(topic);
+  });
+  await monitor.subscribeAsync('#');
   return {
     ...state,
     host,
     port: p,
-    bridge,
     async close() {
-      await closeAll();
+      await monitor.endAsync(true);
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });
     },

@@ -73,7 +73,8 @@ function scenarioHtml(r: ScenarioResult): string {
           }</figure>`,
         )
         .join('');
-      return `<li class="${st.ok ? 'ok' : 'bad'}"><span>${st.ok ? '✓' : '✗'}</span> ${esc(st.name)} <small>${st.ms} ms</small>${st.error ? `<div class="err">${esc(st.error)}</div>` : ''}${shots ? `<div class="shots">${shots}</div>` : ''}</li>`;
+      const consoles = (st.consoles ?? []).map((c) => `<a href="${esc(c.file)}">${esc(c.board)} console</a>`).join(' · ');
+      return `<li class="${st.ok ? 'ok' : 'bad'}"><span>${st.ok ? '✓' : '✗'}</span> ${esc(st.name)} <small>${st.ms} ms</small>${st.error ? `<div class="err">${esc(st.error)}</div>` : ''}${consoles ? `<div class="consoles">${consoles}</div>` : ''}${shots ? `<div class="shots">${shots}</div>` : ''}</li>`;
     })
     .join('\n');
   const figures = Object.entries(r.figures)

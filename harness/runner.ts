@@ -2,7 +2,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScenarioContext, type StepResult } from './bench.ts';
+import { describeError, ScenarioContext, type StepResult } from './bench.ts';
 import { startBroker, type Broker } from './broker.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import type { Scenario } from './scenarios/index.ts';
@@ -134,7 +134,7 @@ export async function runScenarios(
       };
       if (error) {
         result.failedStep = failed?.name ?? '(set-up)';
-        result.error = error instanceof Error ? error.message : String(error);
+        result.error = describeError(error);
       }
       results.push(result);
       say(`    ${result.status === 'passed' ? 'PASSED' : `FAILED at "${result.failedStep}": ${result.error}`} in ${result.ms} ms`);

@@ -24,9 +24,13 @@ async function provisionAtScale(ctx: ScenarioContext, label: string, controllers
     ctx.snapshot(target, label);
     ctx.figures[`${label}: total time (target power-on to result)`] = `${ms} ms`;
     if (target instanceof VirtualBoard) {
-      const m = target.bootMeters[target.bootMeters.length - 1]!;
-      ctx.figures[`${label}: target XS computrons`] = m.compute;
-      ctx.figures[`${label}: target heap growth (meterUsage.allocate)`] = `${m.allocate} bytes`;
+      // The firmware's heaps (XS's counters, sampled after a collection every 250 ms): the most it held
+      // live against the esp32s3's creation, and its CPU time.
+      const live = target.engine.heapLive;
+      const max = await target.engine.heap();
+      ctx.figures[`${label}: target chunk heap live peak`] = `${live.chunkBytes} of ${max.chunkMaxBytes} bytes (headroom ${max.chunkMaxBytes - live.chunkBytes})`;
+      ctx.figures[`${label}: target slot heap live peak`] = `${live.slots} of ${max.slotMax} slots (headroom ${max.slotMax - live.slots})`;
+      ctx.figures[`${label}: target firmware CPU`] = `${Math.round(target.engine.cpuMs())} ms`;
     }
   });
 }

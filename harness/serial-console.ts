@@ -9,14 +9,17 @@ import type { SerialTransport } from './transport/transport.ts';
 export class SerialConsole {
   readonly lines: string[] = [];
   private readonly splitter = new LineSplitter((line) => this.onLine(line));
-  private readonly waiters: { pattern: RegExp; from: number; resolve: (l: string) => void }[] = [];
+  private readonly waiters: { pattern: RegExp; from: number; resolve: (l: string) => void; reject: (e: Error) => void }[] = [];
   private readonly stopReading: () => void;
   /** Raw bytes as they arrive (a monitor shows them before a line is complete). */
   onBytes: ((bytes: Uint8Array) => void) | undefined;
   onLineReceived: ((line: string) => void) | undefined;
+  /** Bytes read since the console opened. */
+  receivedBytes = 0;
 
   constructor(readonly transport: SerialTransport) {
     this.stopReading = transport.read((bytes) => {
+      this.receivedBytes += bytes.length;
       this.onBytes?.(bytes);
       this.splitter.push(Buffer.from(bytes));
     });
@@ -49,7 +52,12 @@ export class SerialConsole {
     const found = this.lines.slice(fromIndex).find((l) => pattern.test(l));
     if (found !== undefined) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
-      const waiter = { pattern, from: fromIndex, resolve: (l: string) => (clearTimeout(timer), resolve(l)) };
+      const waiter = {
+        pattern,
+        from: fromIndex,
+        resolve: (l: string) => (clearTimeout(timer), resolve(l)),
+        reject: (e: Error) => (clearTimeout(timer), reject(e)),
+      };
       const timer = setTimeout(() => {
         this.waiters.splice(this.waiters.indexOf(waiter), 1);
         reject(new TimeoutError(`a console line matching ${pattern} on ${this.transport.name}`, timeoutMs));
@@ -68,6 +76,9 @@ export class SerialConsole {
   /** Stops reading; the transport is closed too unless `keepTransport`. */
   async close(o: { keepTransport?: boolean } = {}): Promise<void> {
     this.stopReading();
+    // Whoever waits for a line will not get one: told now, not at the end of its time-out (a pending
+    // timer kept a stopped bench alive for a minute).
+    for (const w of this.waiters.splice(0)) w.reject(new Error(`the console ${this.transport.name} was closed while waiting for a line matching ${w.pattern}`));
     if (!o.keepTransport) await this.transport.disconnect();
   }
 }

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { firmwareImage } from '../firmware/host/firmware-image.ts';
+import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-image.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { describeImage } from '../firmware/image/describe.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
@@ -98,7 +98,8 @@ export async function describeTestbed(rig: RigSpec, image?: BenchImage): Promise
     const drivenAsPhysical = b.kind !== 'virtual' || b.drive === 'rfc2217';
     let firmware: BoardFirmware;
     if (flashed && drivenAsPhysical) firmware = fromImage(flashed, b.build, 'flashed by the bench (--flash)');
-    else if (b.kind === 'virtual') firmware = fromImage(await firmwareImage(b.firmwareVersion, { chip: CHIPS[b.chip] }), b.build, 'factory image');
+    // A virtual board's factory image is its variant's build (role, build kind: they are in the firmware).
+    else if (b.kind === 'virtual') firmware = fromImage(await firmwareImage(b.firmwareVersion, { chip: CHIPS[b.chip], variant: variantOf(b) }), b.build, 'factory image');
     else firmware = { version: 'unknown', build: b.build, source: 'not read (no scenario ran on it)' };
     boards.push({ id: b.id, role: b.role, kind: b.kind, chip: CHIPS[b.chip].displayName, where: where(b), uuid: b.uuid || 'read from the board', firmware });
   }
@@ -109,8 +110,7 @@ export async function describeTestbed(rig: RigSpec, image?: BenchImage): Promise
     commit: projectCommit(),
     node: `${process.version} (${process.platform} ${process.arch})`,
     software: [
-      { name: 'XS engine of virtual boards (@agoric/xsnap)', version: packageVersion('@agoric/xsnap') },
-      { name: 'Moddable SDK', version: moddableSdk() },
+      { name: "Moddable SDK (the firmware's build, also the virtual boards' for Linux)", version: moddableSdk() },
       { name: 'esptool-js', version: packageVersion('esptool-js') },
       { name: 'node-serialport', version: packageVersion('serialport') },
     ],

@@ -1,5 +1,6 @@
-// A virtual board: a virtual ESP32-S3 (firmware/host/virtual-esp32.ts) whose firmware runs in XS
-// (XsBoard) with its flash image and file system, fuse key and radios in the shared virtual air.
+// A virtual board: a virtual ESP32-S3 (firmware/virtual-esp32/virtual-esp32.ts) whose firmware is the
+// Moddable SDK's host build of the product (SdkBoard, firmware/virtual-esp32/board.ts) with its flash
+// image and file system, fuse key and radios in the shared virtual air.
 // Its UART0 is a real pseudo-terminal pair, read and written by the harness through node-serialport
 // exactly as a board on a USB adapter, and the same UART is served over RFC 2217 on a loopback port
 // (rfc2217Url), where DTR and RTS reach EN and IO0 as through a DevKitC's auto-reset circuit. On the
@@ -7,11 +8,11 @@
 // holding BOOT and pressing RST does. Reboots the firmware asks for go through the bootloader again.
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
-import type { VirtualAir } from '../firmware/host/air.ts';
-import type { ResetReason } from '../firmware/host/boot-log.ts';
-import { Rfc2217Server } from '../firmware/host/rfc2217/server.ts';
-import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/host/virtual-esp32.ts';
-import { XsBoard, type MeterTotals, type MqttBridge } from '../firmware/host/xs-board.ts';
+import type { VirtualAir } from '../firmware/virtual-esp32/air.ts';
+import type { ResetReason } from '../firmware/virtual-esp32/boot-log.ts';
+import { Rfc2217Server } from '../firmware/virtual-esp32/rfc2217/server.ts';
+import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/virtual-esp32/virtual-esp32.ts';
+import { SdkBoard } from '../firmware/virtual-esp32/board.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
 import { openPtyPair, type PtyPair } from './pty.ts';
@@ -20,7 +21,6 @@ import { SerialConsole } from './serial-console.ts';
 
 export interface VirtualEnvironment {
   air: VirtualAir;
-  mqtt: MqttBridge;
   workDir: string;
   /** Firmware settings for every virtual board (e.g. shorter display times on a bench). */
   settings?: Record<string, unknown>;
@@ -30,24 +30,30 @@ export interface VirtualEnvironment {
 const RFC2217_HOST = '127.0.0.1';
 
 export class VirtualBoard implements BenchBoard {
-  private xs: XsBoard | undefined;
+  private xs: SdkBoard | undefined;
+  /** The listeners' ports, kept across resets (the board's port 80: its URLs stay). */
+  private readonly listenerPorts = new Map<string, number>();
+  /** Powers off the firmware of a start under way (stop). */
+  private starting: AbortController | undefined;
   private chip: VirtualEsp32 | undefined;
   private rfc2217: Rfc2217Server | undefined;
   private pty: PtyPair | undefined;
   private uart: SerialPort | undefined;
   private console: SerialConsole | undefined;
+  /** UART bytes written since the console opened, which it has to read (consoleCaughtUp). */
+  private consoleOwed = 0;
   private stopped = false;
   /** Every reboot the firmware asked for, with its reason. */
   readonly reboots: string[] = [];
-  /** Meter totals of each boot (the XS computrons and heap growth of the boot command). */
-  readonly bootMeters: MeterTotals[] = [];
+  /** The firmware's CPU time (ms) at the end of each boot. */
+  readonly bootCpuMs: number[] = [];
 
   constructor(
     readonly spec: BoardSpec,
     private readonly env: VirtualEnvironment,
   ) {}
 
-  get engine(): XsBoard {
+  get engine(): SdkBoard {
     if (!this.xs) throw new Error(`board ${this.spec.id} is not running${this.chip?.halted ? ` (${this.chip.halted})` : this.chip ? ` (${this.chip.mode})` : ''}`);
     return this.xs;
   }
@@ -91,6 +97,7 @@ export class VirtualBoard implements BenchBoard {
       await new Promise<void>((resolve, reject) => this.uart!.open((e) => (e ? reject(e) : resolve())));
       this.uart.on('data', (chunk: Buffer) => this.chip?.receive(chunk));
       this.console = await SerialConsole.open(this.pty.harnessEnd);
+      this.consoleOwed = 0;
     }
     if (!this.chip) {
       const s = this.spec;
@@ -101,7 +108,10 @@ export class VirtualBoard implements BenchBoard {
         macAddress: s.wifiMac,
         startApp: (reset) => this.startApp(reset),
         transmit: (bytes) => {
-          if (this.uart?.isOpen) this.uart.write(Buffer.from(bytes));
+          if (this.uart?.isOpen) {
+            this.uart.write(Buffer.from(bytes));
+            if (this.console) this.consoleOwed += bytes.length;
+          }
           this.rfc2217?.write(bytes);
         },
       });
@@ -113,15 +123,26 @@ export class VirtualBoard implements BenchBoard {
       });
     }
     await this.chip.powerOn();
+    await this.consoleCaughtUp();
+  }
+
+  /**
+   * Resolves once the console has read what the board wrote on its UART so far (the pseudo-terminal
+   * is a hop behind the chip): a command typed after a boot must not take an answer of the boot's
+   * (the factory's `password`) for its own.
+   */
+  private async consoleCaughtUp(): Promise<void> {
+    const until = Date.now() + 2000;
+    while (this.console && this.console.receivedBytes < this.consoleOwed && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
   }
 
   /** ROM, bootloader and firmware of the slot it picks (the chip calls this when IO0 was high at reset). */
   private async startApp(reset: ResetReason): Promise<AppHandle> {
     const s = this.spec;
-    // The engine is the board's from the start: console input typed while it boots waits in the
-    // worker's queue, as it would in a UART's buffer.
-    const xs = await XsBoard.start({
-      deferBoot: true,
+    const starting = new AbortController();
+    this.starting = starting;
+    const xs = await SdkBoard.start({
+      signal: starting.signal,
       reset,
       identity: {
         uuid: s.uuid,
@@ -139,32 +160,23 @@ export class VirtualBoard implements BenchBoard {
       flashSizeBytes: s.flashSizeBytes,
       adminPassword: s.adminPassword,
       air: this.env.air,
-      mqtt: this.env.mqtt,
       position: s.position,
+      listenerPorts: this.listenerPorts,
+      // The figure runs report what the firmware held live (harness/scale.ts).
+      heapSampleMs: 250,
       settings: this.env.settings ?? {},
-      onConsoleLine: (line) => {
-        // The host announces the interfaces' addresses before the firmware's boot line, as a
-        // Moddable board logs `board: <iface>: listening on <address>:80` (serial-board.ts reads either).
-        if (line.startsWith('LOG INFO boot: ')) for (const [iface, url] of Object.entries(this.xs?.urls ?? {})) this.chip?.transmitLine(`HOST ${iface}: listening on ${url.slice('http://'.length)}`);
-        this.chip?.transmitLine(line);
-      },
+      onConsoleLine: (line) => this.chip?.transmitLine(line),
       onReboot: (reason) => {
         this.reboots.push(reason);
         // esp_restart(): a software reset, through the bootloader again.
         if (!this.stopped) void this.chip?.softwareReset();
       },
     });
+    if (this.starting === starting) this.starting = undefined;
     this.xs = xs;
-    try {
-      await xs.boot();
-    } catch (err) {
-      await xs.close();
-      this.xs = undefined;
-      throw err;
-    }
-    this.bootMeters.push({ ...xs.meter });
+    this.bootCpuMs.push(xs.cpuMs());
     return {
-      consoleInput: (line) => void xs.send({ type: 'console', line }).catch(() => undefined),
+      receive: (bytes) => xs.uartReceive(bytes),
       stop: async () => {
         if (this.xs === xs) this.xs = undefined;
         await xs.close();
@@ -177,6 +189,7 @@ export class VirtualBoard implements BenchBoard {
     if (!this.chip) throw new Error(`board ${this.spec.id} is not started`);
     await this.chip.settled();
     await this.chip.reset();
+    await this.consoleCaughtUp();
   }
 
   /** The bench's boot control on a board without modem lines: hold BOOT (IO0 low) over the next reset. */
@@ -187,6 +200,7 @@ export class VirtualBoard implements BenchBoard {
   /** Resolves once resets under way (a reboot the firmware asked for, one over RFC 2217) are done. */
   async settled(): Promise<void> {
     await this.chip?.settled();
+    await this.consoleCaughtUp();
   }
 
   /** Lets a flashing tool have the console's pseudo-terminal (as closing a serial monitor does). */
@@ -196,11 +210,16 @@ export class VirtualBoard implements BenchBoard {
   }
 
   async attachConsole(): Promise<void> {
-    if (!this.console) this.console = await SerialConsole.open(this.consolePath);
+    if (this.console) return;
+    this.console = await SerialConsole.open(this.consolePath);
+    this.consoleOwed = 0;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // A firmware still booting is powered off too, not waited for.
+    this.starting?.abort();
+    this.starting = undefined;
     await this.chip?.powerOff().catch(() => undefined);
     this.chip = undefined;
     await this.rfc2217?.close();
@@ -215,6 +234,10 @@ export class VirtualBoard implements BenchBoard {
 
   consoleLines(): string[] {
     return this.console?.lines ?? [];
+  }
+
+  hostLines(): string[] {
+    return this.xs ? this.xs.consoleLines.filter((l) => l.startsWith('XS ') || l.startsWith('HOST ')) : [];
   }
 
   command(line: string, timeoutMs?: number): Promise<string> {

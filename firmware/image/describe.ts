@@ -4,7 +4,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import type { AppDescriptor } from './app-desc.ts';
 import { FLASH_FREQS, FLASH_MODES, FLASH_SIZES, verifyAppImageBytes, type ImageProblem } from './app-image.ts';
 import { hex, hex32 } from './bytes.ts';
-import { xsBundleOf } from './xs-payload.ts';
+import { virtualFirmwareOf } from './virtual-payload.ts';
 
 export interface ImageDescription {
   bytes: number;
@@ -21,7 +21,8 @@ export interface ImageDescription {
   sha256: { stored: string; calculated: string } | null;
   app: AppDescriptor | null;
   /** Bytes of XS bundle a virtual board would run; null for native images. */
-  xsBundleBytes: number | null;
+  /** The firmware a virtual board runs (an image of ours), inflated; null for native code. */
+  virtualFirmwareBytes: number | null;
   problems: ImageProblem[];
 }
 
@@ -31,7 +32,7 @@ const revision = (full: number) => `v${Math.floor(full / 100)}.${full % 100}`;
 export function describeImage(image: Uint8Array): ImageDescription {
   const check = verifyAppImageBytes(image);
   const first = check.segments[0];
-  const bundle = first && first.dataOffset + first.length <= image.length ? xsBundleOf(image.subarray(first.dataOffset, first.dataOffset + first.length)) : null;
+  const firmware = first && first.dataOffset + first.length <= image.length ? virtualFirmwareOf(image.subarray(first.dataOffset, first.dataOffset + first.length)) : null;
   const h = check.header;
   return {
     bytes: image.length,
@@ -46,7 +47,7 @@ export function describeImage(image: Uint8Array): ImageDescription {
     checksum: check.checksum ? { stored: hex32(check.checksum.stored, 2), calculated: hex32(check.checksum.calculated, 2) } : null,
     sha256: check.sha256 ?? null,
     app: check.appDescriptor,
-    xsBundleBytes: bundle === null ? null : new TextEncoder().encode(bundle).length,
+    virtualFirmwareBytes: firmware === null ? null : firmware.length,
     problems: check.problems,
   };
 }
@@ -62,7 +63,7 @@ export function formatImageDescription(d: ImageDescription, name: string): strin
     lines.push(`  app: ${d.app.projectName} ${d.app.version}, built ${d.app.date} ${d.app.time}, ESP-IDF ${d.app.idfVersion}, secure version ${d.app.secureVersion}`);
     lines.push(`  ELF SHA-256: ${d.app.elfSha256}`);
   } else if (d.segments.length > 0) lines.push('  app: no esp_app_desc_t at the start of the first segment');
-  lines.push(`  XS bundle: ${d.xsBundleBytes === null ? 'none (native code; a virtual board cannot run it)' : `${n(d.xsBundleBytes)} bytes`}`);
+  lines.push(`  virtual board firmware: ${d.virtualFirmwareBytes === null ? 'none (native code; a virtual board cannot run it)' : `${n(d.virtualFirmwareBytes)} bytes (the SDK's host build)`}`);
   lines.push(`  file SHA-256: ${d.fileSha256}`);
   for (const p of d.problems) lines.push(`  problem: ${p.tag}: ${p.message}`);
   return lines.join('\n') + '\n';

@@ -3,6 +3,7 @@
 import type { TestCase } from './assert.ts';
 import { adminPasswordCases } from './admin-password.cases.ts';
 import { backupStoreCases } from './backup-store.cases.ts';
+import { bodyBudgetCases } from './body-budget.cases.ts';
 import { clientAttemptCases } from './client-attempt.cases.ts';
 import { clientCases } from './client.cases.ts';
 import { cloudBackupEdgeCases } from './cloud-backup-edges.cases.ts';
@@ -50,6 +51,7 @@ export const caseGroups: Record<string, TestCase[]> = {
   configuration: configurationCases,
   'configuration edges': configurationEdgeCases,
   'record store': recordCases,
+  'request body budget': bodyBudgetCases,
   'compile-time settings': settingsCases,
   'SoftAP radio': radioCases,
   'OTA update check': otaClientCases,

@@ -12,6 +12,7 @@ import { bytesReader } from '../src/core/http/respond.ts';
 import { clientProvisioningAttempt, startClientNormalMode, storedClientConfiguration, type ClientContext } from '../src/core/procedures/client.ts';
 import { deepEqual, equal, ok, type TestCase } from './assert.ts';
 import { bench, board, clientConfig, readAll } from './fixtures.ts';
+import { REBOOT_GRACE_MS } from '../src/core/reboot.ts';
 
 const GATEWAY = 'http://192.168.4.1';
 const AP = (ssid: string, bssid: string, rssiDbm: number): ScanResult => ({ ssid, bssid, channel: 6, rssiDbm });
@@ -137,6 +138,8 @@ export const clientAttemptCases: TestCase[] = [
       equal(s.steps.at(-1), 'disconnect', 'leaves the SoftAP');
       ok(s.logs.length === 1 && s.logs[0]!.startsWith('info ') && s.logs[0]!.length > 'info '.length, `one info line (got ${JSON.stringify(s.logs)})`);
       equal(s.tb.reboots.length, 0, 'reboot not before the timer');
+      await s.b.clock.advance(REBOOT_GRACE_MS - 1);
+      equal(s.tb.reboots.length, 0, 'reboot not before the grace (core/reboot.ts)');
       await s.b.clock.advance(1);
       deepEqual(s.tb.reboots, ['provisioned'], 'rebooted into normal mode');
     },
@@ -171,7 +174,7 @@ export const clientAttemptCases: TestCase[] = [
         equal(await clientProvisioningAttempt(s.ctx), 'refused', `record ${status}`);
         equal(s.tb.device.records.list('clients').length, 0, `record ${status}: nothing stored`);
         equal(s.steps.at(-1), 'disconnect', `record ${status}: disconnected`);
-        await s.b.clock.advance(1);
+        await s.b.clock.advance(REBOOT_GRACE_MS);
         equal(s.tb.reboots.length, 0, `record ${status}: no reboot`);
       }
     },

@@ -1,6 +1,7 @@
 // The client provisioning procedure (spec 3.5) and normal mode: Wi-Fi, then MQTT.
 import { equal, ok, type TestCase } from './assert.ts';
 import { bench, board, call, clientConfig, login, seedSource, TEST_CA_PEM } from './fixtures.ts';
+import { REBOOT_GRACE_MS } from '../src/core/reboot.ts';
 
 export const clientCases: TestCase[] = [
   {
@@ -21,7 +22,7 @@ export const clientCases: TestCase[] = [
       await b.clock.advance(10_000);
       ok(client.consoleOut.some((l) => l.includes('"result":"provisioned"')), 'provisioned on the next cycle');
       equal(client.radio.txPowerDbm, 2, 'lowest TX power while provisioning');
-      await b.clock.advance(1);
+      await b.clock.advance(REBOOT_GRACE_MS);
       equal(client.reboots[0], 'provisioned', 'rebooted');
       // Normal mode with only the configuration received.
       b.air.aps.clear();

@@ -2,7 +2,7 @@
 // visual-token on every route, the signed request the device sends (checked against its public key),
 // the blob only its own fuse key opens, and every cloud answer mapped to the device's status. The
 // cloud here is a small in-process fake, so that the same cases run on Node and inside XS; the real
-// cloud is exercised by test/firmware/xs-board.test.ts.
+// cloud is exercised by test/firmware/sdk-board.test.ts.
 import { p256 } from '@noble/curves/nist.js';
 import type { ClientRequest, ClientResponse } from '../src/hal/network.ts';
 import { base64Decode, concatBytes, hexEncode, utf8Decode, utf8Encode } from '../src/core/bytes.ts';

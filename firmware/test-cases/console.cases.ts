@@ -1,6 +1,7 @@
 // The serial console (docs/serial-console.md): one answer line per command, OLED mirrored.
 import { equal, ok, type TestCase } from './assert.ts';
 import { bench, board, call, clientConfig, login, typeConsole as type } from './fixtures.ts';
+import { REBOOT_GRACE_MS } from '../src/core/reboot.ts';
 
 
 export const consoleCases: TestCase[] = [
@@ -37,7 +38,8 @@ export const consoleCases: TestCase[] = [
       const pem = JSON.parse((await type(c, 'pubkey')).slice(3)).public_key_pem as string;
       ok(/^-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE[A-Za-z0-9+/=\n]+-----END PUBLIC KEY-----\n$/.test(pem), 'a P-256 SPKI PEM');
       ok((await type(c, 'factory-reset')).startsWith('OK {"removed_records":1'), 'factory reset');
-      await b.clock.advance(1);
+      equal(c.reboots.length, 0, 'the answer first: the reboot comes after the grace (core/reboot.ts)');
+      await b.clock.advance(REBOOT_GRACE_MS);
       equal(c.reboots[0], 'factory reset', 'rebooted');
       equal(c.device.records.list('clients').length, 0, 'records gone');
       equal(c.device.local.size(), null, 'backup gone');

@@ -10,6 +10,7 @@ import { PowerSwitch } from '../src/platform/memory/power-cut.ts';
 import { MemoryStorage } from '../src/platform/memory/storage.ts';
 import { equal, ok, type TestCase } from './assert.ts';
 import { ADMIN_PASSWORD, bench, board, call, clientConfig, login, type Bench, type TestBoard, typeConsole as type } from './fixtures.ts';
+import { REBOOT_GRACE_MS } from '../src/core/reboot.ts';
 
 const OLD_PASSWORD = 'the owner password';
 const UUID = 'ctl-reset';
@@ -142,7 +143,7 @@ export const factoryResetCases: TestCase[] = [
       equal(storage.files.has(FACTORY_RESET_PENDING_PATH), false, 'no marker left');
       equal(storage.files.has(tempPath(FACTORY_RESET_PENDING_PATH)), false, 'no temporary marker left');
       ok(c.events.some((e) => e.source === 'console' && /^factory reset: 2 records/.test(e.message)), 'logged');
-      await b.clock.advance(1);
+      await b.clock.advance(REBOOT_GRACE_MS);
       equal(c.reboots[0], 'factory reset', 'rebooted');
       const again = powerUp(b, storage);
       await again.device.boot();

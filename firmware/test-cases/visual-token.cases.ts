@@ -37,6 +37,20 @@ export const visualTokenCases: TestCase[] = [
     },
   },
   {
+    name: 'a token issued before the clock is set lives on when SNTP sets it (expiries count in uptime, not wall time)',
+    async run() {
+      const { b, c } = await controller();
+      b.clock.isSynchronized = false;
+      b.clock.setWall(0); // a board's clock before SNTP: the epoch at boot
+      const token = (await login(c)).json.token as string;
+      b.clock.setWall(Date.UTC(2026, 10, 25));
+      b.clock.isSynchronized = true;
+      equal((await status(c, token)).status, 200, 'after the clock jumped 56 years');
+      await b.clock.advance(30 * 60_000);
+      equal((await status(c, token)).status, 401, 'idle for 30 minutes of uptime');
+    },
+  },
+  {
     name: 'no visual-token is 401 missing_visual_token; a wrong, truncated or extended one 401 invalid_visual_token',
     async run() {
       const { c } = await controller();

@@ -28,7 +28,7 @@ export const otaScenarios: Scenario[] = [
       const track = `/admin/firmware/${board.spec.hardwareClass}/${board.spec.productHex}/${board.spec.hardwareClass}`;
       await ctx.step('release 2026.02.01, 2026.03.01, 2026.04.01, 2026.05.01 (app images) and revoke 2026.03.01', async () => {
         for (const v of ['2026.02.01', '2026.03.01', '2026.04.01', '2026.05.01']) {
-          const r = await ctx.admin('PUT', `${track}/${v}`, await ctx.serveImage(v));
+          const r = await ctx.admin('PUT', `${track}/${v}`, await ctx.serveImage(v, await ctx.imageFor(board, v)));
           check(r.status === 201, `release ${v}: ${r.status}`);
         }
         check((await ctx.admin('POST', `${track}/2026.03.01/revoke`)).status === 200, 'revoke');

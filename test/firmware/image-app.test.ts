@@ -1,5 +1,5 @@
-// ESP-IDF app images: ours (a virtual board's, the XS bundle in the DROM segment after the
-// esp_app_desc_t) checked against esptool-js's own image reader, and native images laid out as
+// ESP-IDF app images: ours (a virtual board's, the firmware the Moddable SDK built for the host,
+// deflated, in the DROM segment after the esp_app_desc_t) checked against esptool-js's own image reader, and native images laid out as
 // elf2image lays out ESP-IDF builds (mapped DROM/IROM on their 64 KB page offsets, a padding
 // segment between). Plus otadata's select entries.
 //
@@ -17,17 +17,18 @@ import { buildAppImage, verifyAppImageBytes } from '../../firmware/image/app-ima
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { describeImage } from '../../firmware/image/describe.ts';
 import { activeOtadata, decodeOtaSelectEntry, encodeOtaSelectEntry, nextSeqFor, OTA_IMG_STATE } from '../../firmware/image/otadata.ts';
-import { buildVirtualAppImage, xsBundleOf } from '../../firmware/image/xs-payload.ts';
+import { buildVirtualAppImage, virtualFirmwareOf } from '../../firmware/image/virtual-payload.ts';
 
 const S3 = CHIPS.esp32s3;
-const BUNDLE = 'globalThis.handleCommand = () => ({}); /* ünïcode */';
-const image = buildVirtualAppImage({ chip: S3, version: '2026.03.01', bundle: BUNDLE });
+/** A stand-in for an mc.so: the image takes any bytes (the virtual chip's loader is what needs an ELF). */
+const FIRMWARE = new TextEncoder().encode('\x7fELF a stand-in for the firmware (ünïcode) '.repeat(40));
+const image = buildVirtualAppImage({ chip: S3, version: '2026.03.01', firmware: FIRMWARE });
 
 // esptool-js's reader warns about segment addresses that would be unusual on a classic ESP32.
 beforeAll(() => void vi.spyOn(console, 'warn').mockImplementation(() => undefined));
 
 describe('a virtual board app image', () => {
-  it('is a valid ESP32-S3 image with its version in esp_app_desc_t and the XS bundle after it', () => {
+  it('is a valid ESP32-S3 image with its version in esp_app_desc_t and the firmware after it', () => {
     const check = verifyAppImageBytes(image, { expectedChipId: 9 });
     expect(check.problems).toEqual([]);
     expect(check.ok).toBe(true);
@@ -37,10 +38,15 @@ describe('a virtual board app image', () => {
       [0x3c000020, 'DROM', true, 0x20],
       [0x40374000, 'IRAM', false, expect.any(Number)],
     ]);
-    expect(check.appDescriptor).toMatchObject({ version: '2026.03.01', projectName: 'esp32-fleet', date: 'Mar  1 2026', idfVersion: 'xs-virtual-board', elfSha256: createHash('sha256').update(BUNDLE).digest('hex') });
+    expect(check.appDescriptor).toMatchObject({ version: '2026.03.01', projectName: 'esp32-fleet', date: 'Mar  1 2026', idfVersion: 'moddable-sdk-lin', elfSha256: createHash('sha256').update(FIRMWARE).digest('hex') });
     expect(appDescriptorOfImage(image)?.version).toBe('2026.03.01');
     const first = check.segments[0]!;
-    expect(xsBundleOf(image.subarray(first.dataOffset, first.dataOffset + first.length))).toBe(BUNDLE);
+    const segment = image.subarray(first.dataOffset, first.dataOffset + first.length);
+    expect(Buffer.from(virtualFirmwareOf(segment)!).equals(Buffer.from(FIRMWARE))).toBe(true);
+    // Deflated, and framed after the descriptor: "MCSO", format 2, the payload's and the firmware's lengths.
+    expect(first.length).toBeLessThan(FIRMWARE.length);
+    expect(Buffer.from(segment.subarray(256, 260)).toString('latin1')).toBe('MCSO');
+    expect(Buffer.from(segment).readUInt32LE(268)).toBe(FIRMWARE.length);
     // The appended SHA-256 covers everything before it.
     expect(Buffer.from(image.subarray(-32)).toString('hex')).toBe(createHash('sha256').update(image.subarray(0, -32)).digest('hex'));
   });
@@ -53,7 +59,7 @@ describe('a virtual board app image', () => {
     expect(theirs.appendDigest).toBe(true);
   });
 
-  it('is refused when a byte of the bundle is flipped: checksum and appended hash both fail', async () => {
+  it('is refused when a byte of the firmware is flipped: checksum and appended hash both fail', async () => {
     const corrupt = image.slice();
     corrupt[0x20 + 256 + 16 + 5] = corrupt[0x20 + 256 + 16 + 5]! ^ 0x20;
     const check = verifyAppImageBytes(corrupt);
@@ -64,7 +70,7 @@ describe('a virtual board app image', () => {
   });
 
   it('is refused by a chip it was not built for, and when truncated', () => {
-    const c3 = buildVirtualAppImage({ chip: CHIPS.esp32c3, version: '2026.03.01', bundle: BUNDLE });
+    const c3 = buildVirtualAppImage({ chip: CHIPS.esp32c3, version: '2026.03.01', firmware: FIRMWARE });
     expect(verifyAppImageBytes(c3, { expectedChipId: 9 }).problems).toEqual([{ tag: 'boot_comm', message: 'mismatch chip ID, expected 9, found 5' }]);
     expect(verifyAppImageBytes(image.subarray(0, 200)).problems[0]!.message).toMatch(/^image truncated in segment 0/);
     expect(verifyAppImageBytes(new Uint8Array(64).fill(0xff), { address: 0x310000 }).problems[0]!.message).toBe('image at 0x310000 has invalid magic byte (nothing flashed here?)');
@@ -72,13 +78,13 @@ describe('a virtual board app image', () => {
   });
 
   it('refuses versions outside YYYY.MM.bb and names that do not fit esp_app_desc_t', () => {
-    expect(() => buildVirtualAppImage({ chip: S3, version: '1.2.3', bundle: '' })).toThrow(/YYYY\.MM\.bb/);
-    expect(() => buildVirtualAppImage({ chip: S3, version: '2026.03.01', bundle: '', projectName: 'x'.repeat(32) })).toThrow(/project name is 32 characters/);
+    expect(() => buildVirtualAppImage({ chip: S3, version: '1.2.3', firmware: new Uint8Array(0) })).toThrow(/YYYY\.MM\.bb/);
+    expect(() => buildVirtualAppImage({ chip: S3, version: '2026.03.01', firmware: new Uint8Array(0), projectName: 'x'.repeat(32) })).toThrow(/project name is 32 characters/);
   });
 });
 
 describe('a native image laid out as ESP-IDF builds are', () => {
-  it('puts IROM on its page offset with a padding segment, and is read with its app descriptor and no XS bundle', () => {
+  it('puts IROM on its page offset with a padding segment, and is read with its app descriptor and no virtual board firmware', () => {
     const desc = encodeAppDescriptor({ secureVersion: 0, version: 'v5.4.1-app', projectName: 'hello_world', time: '10:11:12', date: 'Feb  2 2026', idfVersion: 'v5.4.1', elfSha256: 'ab'.repeat(32), minEfuseBlockRevision: 0, maxEfuseBlockRevision: 199, mmuPageSizeLog2: 16 });
     const rodata = new Uint8Array(desc.length + 4000).fill(0x11);
     rodata.set(desc);
@@ -96,7 +102,9 @@ describe('a native image laid out as ESP-IDF builds are', () => {
     expect(check.problems).toEqual([]);
     expect(check.segments.map((s) => s.region)).toEqual(['DROM', 'DRAM', 'IRAM', 'PADDING', 'IROM']);
     expect(check.segments[4]!.dataOffset % 0x10000).toBe(0x20);
-    expect(describeImage(native)).toMatchObject({ valid: true, chip: 'ESP32-S3', flash: { mode: 'dio', freq: '80m', size: '8MB' }, app: { version: 'v5.4.1-app', projectName: 'hello_world' }, xsBundleBytes: null });
+    expect(describeImage(native)).toMatchObject({ valid: true, chip: 'ESP32-S3', flash: { mode: 'dio', freq: '80m', size: '8MB' }, app: { version: 'v5.4.1-app', projectName: 'hello_world' }, virtualFirmwareBytes: null });
+    const rodataSegment = native.subarray(check.segments[0]!.dataOffset, check.segments[0]!.dataOffset + check.segments[0]!.length);
+    expect(virtualFirmwareOf(rodataSegment)).toBeNull();
   });
 
   it('reports a mapped segment whose file offset is not on its page offset', () => {

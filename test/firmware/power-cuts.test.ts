@@ -1,32 +1,33 @@
 // Power cuts lose nothing (docs/storage.md, "Power cuts"): the engine of `npm run test:power-cuts`
 // cuts boards' power at seeded points of every operation that writes their flash, 1,000 times on the
-// in-memory platform and a few tens of times on virtual boards in XS with their flash folder, boots
-// them again and checks old-or-new everywhere. Also: the flash model itself, and that the checks do
-// catch what a loss looks like.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// in-memory platform and a few tens of times on virtual boards (the SDK's host build of the firmware,
+// its flash folder real files, a cut a SIGKILL of its process: tools/power-cuts/sdk.ts), boots them
+// again and checks old-or-new everywhere. Also: the memory flash model, what a cut on a virtual board
+// does, and that the checks do catch what a loss looks like.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FlashFolder } from '../../firmware/host/flash-folder.ts';
 import { Device } from '../../firmware/src/core/device.ts';
 import { MemoryAir } from '../../firmware/src/platform/memory/air.ts';
 import { createMemoryBoard } from '../../firmware/src/platform/memory/board.ts';
 import { ManualClock } from '../../firmware/src/platform/memory/clock.ts';
 import { PowerCutError, PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { MemoryStorage } from '../../firmware/src/platform/memory/storage.ts';
-import { checkRecovered, durableState, login, PASSWORD, snapshot, wholeStateProblems } from '../../tools/power-cuts/common.ts';
+import { checkRecovered, controllerIdentity, durableState, login, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, wholeStateProblems } from '../../tools/power-cuts/common.ts';
 import { runPowerCuts } from '../../tools/power-cuts/engine.ts';
 import { access } from '../../tools/power-cuts/memory.ts';
+import { FlashCutter, flashFiles, powerUp, boardAccess } from '../../tools/power-cuts/sdk.ts';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
 describe('power cuts', () => {
-  it('1,000 cuts on the memory platform and 24 on XS virtual boards: nothing lost', async () => {
-    const report = await runPowerCuts({ cuts: 1000, xsCuts: 24, seed: 20261121 });
+  it('1,000 cuts on the memory platform and 48 on virtual boards: nothing lost', async () => {
+    const report = await runPowerCuts({ cuts: 1000, boardCuts: 48, seed: 20261121 });
     expect(report.losses).toEqual([]);
     expect(report.lost).toBe(0);
     expect(report.byPlatform.memory.injected).toBeGreaterThanOrEqual(1000);
-    expect(report.byPlatform.xs.injected).toBeGreaterThanOrEqual(24);
+    expect(report.byPlatform.board.injected).toBeGreaterThanOrEqual(48);
     expect(report.recovered).toBe(report.injected);
     for (const name of ['local backup PUT', 'cloud backup retrieve', 'record PUT (new controller)', 'record DELETE', 'target procedure wipe and copy', 'event log', 'factory reset', 'local backup PUT (XS)', 'cloud backup retrieve (XS)', 'target procedure wipe and copy (XS)', 'boot: repair and event log (XS)', 'factory reset (XS)']) {
       expect(report.byScenario[name]?.injected, name).toBeGreaterThan(0);
@@ -68,27 +69,57 @@ describe('power cuts', () => {
     expect([...seen].sort()).toEqual(['new', 'new+tmp', 'old+tmp']);
   });
 
-  it('the flash folder: the same model on real files', () => {
+  it('a virtual board: the power goes before the armed operation (a cut write leaves a prefix of its bytes), and the next boot repairs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'flash-cut-'));
+    const flashDir = join(dir, 'flash');
+    const me = { identity: controllerIdentity('pc-cut', 9, 'board'), fuseKeyHex: '49'.repeat(32), flashDir, cutter: new FlashCutter(3) };
+    let board = await powerUp(me);
     try {
-      const power = new PowerSwitch(3);
-      const flash = new FlashFolder(dir, { power });
-      writeFileSync(join(dir, 'x'), 'old');
-      const h = flash.op({ op: 'fs.create', path: '/x.tmp' }, new Uint8Array())!.value as number;
-      flash.op({ op: 'fs.write', handle: h }, bytes('new content'));
-      power.arm(1);
-      expect(() => flash.op({ op: 'fs.close', handle: h }, new Uint8Array())).toThrow(PowerCutError);
-      expect('new content'.startsWith(readFileSync(join(dir, 'x.tmp'), 'utf8'))).toBe(true);
-      expect(() => flash.op({ op: 'fs.size', path: '/x' }, new Uint8Array())).toThrow(PowerCutError);
-      expect(() => flash.op({ op: 'fs.rename', from: '/x.tmp', to: '/x' }, new Uint8Array())).toThrow(PowerCutError);
-      expect(readFileSync(join(dir, 'x'), 'utf8')).toBe('old');
-      flash.closeAll();
-      power.restore();
-      expect(flash.op({ op: 'fs.size', path: '/x' }, new Uint8Array())!.value).toBe(3);
+      const a = () => boardAccess(board, flashDir);
+      const auth = await login(a());
+      expect((await a().http('PUT', '/backup', { headers: auth, body: OLD_BACKUP })).status).toBe(200);
+      // The uncut PUT: which of its operations writes the backup's temporary file first.
+      me.cutter.arm(null);
+      expect((await a().http('PUT', '/backup', { headers: auth, body: NEW_BACKUP })).status).toBe(200);
+      const firstWrite = me.cutter.seen.findIndex((op) => op.startsWith('write /backup.json.tmp '));
+      expect(firstWrite, me.cutter.seen.join(', ')).toBeGreaterThan(0);
+      expect((await a().http('PUT', '/backup', { headers: auth, body: OLD_BACKUP })).status).toBe(200);
+
+      const pid = board.firmwarePid!;
+      me.cutter.arm(firstWrite + 1);
+      await expect(a().http('PUT', '/backup', { headers: auth, body: NEW_BACKUP })).rejects.toThrow();
+      const cut = me.cutter.cut!;
+      expect(cut).toMatchObject({ op: 'write', path: '/backup.json.tmp', at: firstWrite + 1 });
+      expect(cut.kept!).toBeLessThan(cut.length!);
+      // The process is gone (killed: it did not end on its own, with a restart or an abort), and what
+      // reached the flash stays: the first `kept` bytes of the new backup in the temporary file, the
+      // old backup in place.
+      const alive = () => {
+        try {
+          return !/\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        } catch {
+          return false; // reaped
+        }
+      };
+      for (const until = Date.now() + 5000; alive() && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      expect(alive()).toBe(false);
+      expect(board.firmwarePid).toBeUndefined();
+      expect(board.reboots).toEqual([]);
+      expect(Buffer.from(readFileSync(join(flashDir, 'backup.json.tmp'))).equals(Buffer.from(NEW_BACKUP).subarray(0, cut.kept))).toBe(true);
+      expect(readFileSync(join(flashDir, 'backup.json'), 'utf8')).toBe(OLD_BACKUP);
+
+      await board.close();
+      me.cutter.arm(null);
+      board = await powerUp(me);
+      expect(flashFiles(flashDir).has('/backup.json.tmp')).toBe(false);
+      const state = await snapshot(a(), await login(a()));
+      expect(state.backup).toBe(OLD_BACKUP);
+      expect(await checkRecovered(a(), state, state)).toEqual([]);
     } finally {
+      await board.close();
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 
   it('the checks catch a loss: a sidecar that disagrees, a temporary file, a record neither old nor new', async () => {
     const storage = new MemoryStorage();

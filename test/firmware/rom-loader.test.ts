@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FlashImage } from '../../firmware/host/flash-image.ts';
-import { RomLoader } from '../../firmware/host/rom/loader.ts';
-import { CMD, SYNC_PAYLOAD } from '../../firmware/host/rom/protocol.ts';
-import { Esp32s3Registers } from '../../firmware/host/rom/registers.ts';
-import { SlipDecoder, slipEncode } from '../../firmware/host/rom/slip.ts';
+import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
+import { RomLoader } from '../../firmware/virtual-esp32/rom/loader.ts';
+import { CMD, SYNC_PAYLOAD } from '../../firmware/virtual-esp32/rom/protocol.ts';
+import { Esp32s3Registers } from '../../firmware/virtual-esp32/rom/registers.ts';
+import { SlipDecoder, slipEncode } from '../../firmware/virtual-esp32/rom/slip.ts';
 import { imageChecksum } from '../../firmware/image/app-image.ts';
 import { CHIPS } from '../../firmware/image/chips.ts';
 

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFirmware, figureLines, FirmwareBuildError, MANIFESTS, type FirmwareBuild } from '../../tools/moddable/firmware-build.ts';
 import { makeList } from '../../tools/moddable/makefile.ts';
-import { ensureSdkTools, locateSdk, missingPrerequisites, SdkSetupError, SHARED_SDK, type SdkTools } from '../../tools/moddable/sdk.ts';
+import { ensureSdkTools, locateSdk, HOST_FIRMWARE_PREREQUISITES, missingPrerequisites, SdkSetupError, SHARED_SDK, type SdkTools } from '../../tools/moddable/sdk.ts';
 
 const FIXTURE = resolve('test/fixtures/moddable-app');
 const out = mkdtempSync(join(tmpdir(), 'sdk-build-'));
@@ -97,6 +97,12 @@ describe('what the build refuses (a two-module app, same tools)', () => {
     expect((err as FirmwareBuildError).stage).toBe('xsl');
     expect((err as Error).message).toContain('module-state: remember() seen: not frozen');
   }, 5 * 60_000);
+
+  it('a RegExp made at module level in a preloaded module (XS 8.2.3 corrupts memory running one)', async () => {
+    const err = await fixture('manifest_module_regexp.json').catch((e: unknown) => e);
+    expect((err as FirmwareBuildError).stage).toBe('xsl');
+    expect((err as Error).message).toMatch(/the archive holds 1 RegExp objects made at module level in preloaded modules: .*docs\/moddable-regexp\.md/);
+  }, 5 * 60_000);
 });
 
 describe('finding the SDK and what its tools need', () => {
@@ -125,6 +131,10 @@ describe('finding the SDK and what its tools need', () => {
       }
       const missing = await missingPrerequisites({ PATH: `${bin}:/bin:/usr/bin` });
       expect(missing.map((p) => p.install)).toEqual([expect.stringContaining('libglib2.0-dev (apt-get install -y libglib2.0-dev)')]);
+      // The virtual boards' firmware: mbedTLS and libcrypto, here; a header that is not there is named.
+      expect(await missingPrerequisites(process.env, HOST_FIRMWARE_PREREQUISITES)).toEqual([]);
+      const noMbedtls = [{ ...HOST_FIRMWARE_PREREQUISITES[0]!, check: { file: join(bin, 'mbedtls', 'version.h') } }];
+      expect((await missingPrerequisites(process.env, noMbedtls)).map((p) => p.install)).toEqual([expect.stringContaining('libmbedtls-dev (apt-get install -y libmbedtls-dev)')]);
       const cache = mkdtempSync(join(tmpdir(), 'sdk-cache-'));
       await expect(ensureSdkTools({ env: { PATH: `${bin}:/bin:/usr/bin` }, cacheRoot: cache })).rejects.toThrow(SdkSetupError);
       rmSync(cache, { recursive: true, force: true });

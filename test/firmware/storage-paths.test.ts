@@ -1,14 +1,14 @@
 // Record UUIDs end to end on a virtual board (docs/storage.md, "Record names"): request targets sent
-// byte for byte over a socket (no client normalizes them), through the host's HTTP bridge (which
-// hands the path over undecoded) to the firmware in XS, whose router decodes each segment once; the
-// flash is a real folder. "." and ".." however encoded answer 400 and create nothing; a leftover
-// temporary file is neither listed nor allowlisted, and the next boot removes it. The same rules run
-// on the memory platform and inside XS in firmware/test-cases/storage-paths.cases.ts.
+// byte for byte over a socket (no client normalizes them) to the firmware the Moddable SDK builds for
+// the host (SdkBoard), whose HTTP server hands the path over undecoded and whose router decodes each
+// segment once; the flash is a real folder. "." and ".." however encoded answer 400 and create
+// nothing; a leftover temporary file is neither listed nor allowlisted, and the next boot removes it.
+// The same rules run on the memory platform and inside XS in firmware/test-cases/storage-paths.cases.ts.
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 
@@ -26,12 +26,12 @@ const identity: DeviceIdentity = {
 
 let dir: string;
 let flash: string;
-let board: XsBoard;
+let board: SdkBoard;
 let visual: Record<string, string>;
 
-const start = () => XsBoard.start({ identity, fuseKeyHex: '51'.repeat(32), flashDir: flash, adminPassword: PASSWORD });
+const start = () => SdkBoard.start({ identity, fuseKeyHex: '51'.repeat(32), flashDir: flash, adminPassword: PASSWORD });
 
-async function login(b: XsBoard): Promise<Record<string, string>> {
+async function login(b: SdkBoard): Promise<Record<string, string>> {
   const r = await fetch(`${b.urls.ethernet}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });
   return { 'visual-token': ((await r.json()) as { token: string }).token };
 }
@@ -48,7 +48,7 @@ async function raw(method: string, target: string, body?: object) {
 const recordFiles = () => ['controllers', 'clients'].flatMap((k) => (existsSync(join(flash, 'records', k)) ? readdirSync(join(flash, 'records', k)).map((n) => `${k}/${n}`) : []));
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'xs-paths-'));
+  dir = mkdtempSync(join(tmpdir(), 'sdk-paths-'));
   flash = join(dir, 'flash');
   board = await start();
   visual = await login(board);

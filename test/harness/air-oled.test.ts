@@ -1,7 +1,7 @@
 // The virtual air's range model and the OLED pictures.
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
-import { rangeMetres, VirtualAir } from '../../firmware/host/air.ts';
+import { rangeMetres, VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { OLED_HEIGHT, OLED_WIDTH, renderFramebuffer, renderPng } from '../../harness/oled.ts';
 
 describe('virtual air', () => {
@@ -20,7 +20,7 @@ describe('virtual air', () => {
     expect(air.scan(far)).toEqual([]);
     await expect(air.connect({ ssid: 'Device-Provisioning', password: 'WRONG', station: near })).rejects.toThrow(/WPA2/);
     await expect(air.connect({ ssid: 'Device-Provisioning', password: 'ABCDEF012345', station: far })).rejects.toThrow(/in range/);
-    expect(await air.connect({ ssid: 'Device-Provisioning', password: 'ABCDEF012345', station: near })).toEqual({ gatewayUrl: 'http://127.0.0.3:1', bssid: '24:0A:C4:10:00:02' });
+    expect(await air.connect({ ssid: 'Device-Provisioning', password: 'ABCDEF012345', station: near })).toEqual({ gatewayUrl: 'http://127.0.0.3:1', bssid: '24:0A:C4:10:00:02', infrastructure: false }); // a board's SoftAP, not the site's Wi-Fi
     expect(associated).toEqual(['02:00:00:00:00:01']);
     const second = { ...near, mac: '02:00:00:00:00:03' };
     await expect(air.connect({ ssid: 'Device-Provisioning', password: 'ABCDEF012345', station: second })).rejects.toThrow(/one station/);

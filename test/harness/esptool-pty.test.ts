@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VirtualAir } from '../../firmware/host/air.ts';
-import { firmwareImage, productPartitions } from '../../firmware/host/firmware-image.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
+import { firmwareImage, productPartitions } from '../../firmware/virtual-esp32/firmware-image.ts';
+import type { HostVariant } from '../../firmware/sdk-host/build.ts';
 import { compilePartitionTable } from '../../firmware/image/partition-table.ts';
 import { withEsptool, writeImages } from '../../harness/flash/esptool.ts';
 import { NodeSerialPort } from '../../harness/flash/serial-port.ts';
@@ -18,14 +19,16 @@ import { loadRig } from '../../harness/rig.ts';
 import { VirtualBoard } from '../../harness/virtual-board.ts';
 
 const rig = loadRig(fileURLToPath(new URL('../../harness/rigs/two-board.json', import.meta.url)));
-const noBroker = { connect: async () => Promise.reject(new Error('no broker on this bench')), publish: async () => undefined, close: async () => undefined };
 let dir: string;
 let board: VirtualBoard;
+/** The board's own build (its rig entry's): the images flashed below are of it, at other versions. */
+let variant: HostVariant;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'esptool-pty-'));
-  board = new VirtualBoard(structuredClone(rig.boards[0]!), { air: new VirtualAir(), mqtt: noBroker, workDir: dir });
+  board = new VirtualBoard(structuredClone(rig.boards[0]!), { air: new VirtualAir(), workDir: dir });
   await board.start();
+  variant = board.engine.variant;
 }, 60_000);
 afterAll(async () => {
   await board?.stop();
@@ -47,7 +50,7 @@ describe('esptool-js on the pseudo-terminal', () => {
     await board.waitForLine(/^waiting for download/, 10_000);
     expect(board.consoleLines().join('\n')).toMatch(/rst:0x1 \(POWERON\),boot:0x0 \(DOWNLOAD\(USB\/UART0\)\)/);
     await board.releaseConsole();
-    const image = await firmwareImage('2026.09.01');
+    const image = await firmwareImage('2026.09.01', { variant });
     const run = await withEsptool({ port: new NodeSerialPort(board.consolePath), before: 'no_reset', after: 'stay' }, async (loader) => {
       await writeImages(loader, [{ address: 0x10000, data: image }], true);
       // Read back the partition table and the start of the image through the stub's READ_FLASH.

@@ -9,23 +9,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VirtualAir } from '../../firmware/host/air.ts';
-import { firmwareImage } from '../../firmware/host/firmware-image.ts';
-import { SlipDecoder, slipEncode } from '../../firmware/host/rom/slip.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
+import { firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import type { HostVariant } from '../../firmware/sdk-host/build.ts';
+import { SlipDecoder, slipEncode } from '../../firmware/virtual-esp32/rom/slip.ts';
 import { withEsptool, writeImages } from '../../harness/flash/esptool.ts';
 import { Rfc2217Port } from '../../harness/flash/rfc2217-port.ts';
 import { loadRig } from '../../harness/rig.ts';
 import { VirtualBoard } from '../../harness/virtual-board.ts';
 
 const rig = loadRig(fileURLToPath(new URL('../../harness/rigs/two-board.json', import.meta.url)));
-const noBroker = { connect: async () => Promise.reject(new Error('no broker on this bench')), publish: async () => undefined, close: async () => undefined };
 let dir: string;
 let board: VirtualBoard;
+/** The board's own build (its rig entry's): the images flashed below are of it, at other versions. */
+let variant: HostVariant;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'esptool-rfc2217-'));
-  board = new VirtualBoard(structuredClone(rig.boards[1]!), { air: new VirtualAir(), mqtt: noBroker, workDir: dir });
+  board = new VirtualBoard(structuredClone(rig.boards[1]!), { air: new VirtualAir(), workDir: dir });
   await board.start();
+  variant = board.engine.variant;
 }, 60_000);
 afterAll(async () => {
   await board?.stop();
@@ -79,7 +82,7 @@ describe('the RFC 2217 port', () => {
   });
 
   it('lets esptool-js write a corrupt image (verified as sent), and the bootloader then refuses it', { timeout: 120_000 }, async () => {
-    const corrupt = (await firmwareImage('2026.10.01')).slice();
+    const corrupt = (await firmwareImage('2026.10.01', { variant })).slice();
     corrupt[0x3000] = corrupt[0x3000]! ^ 0x40;
     const run = await withEsptool({ port: new Rfc2217Port(board.rfc2217Url), before: 'default_reset', after: 'hard_reset' }, (loader) => writeImages(loader, [{ address: 0x10000, data: corrupt }], false));
     expect(run.chip).toMatch(/^ESP32-S3/);
@@ -98,7 +101,7 @@ describe('the RFC 2217 port', () => {
 
   it('lets esptool-js write the good image compressed after that; the board boots it', { timeout: 120_000 }, async () => {
     const from = board.consoleLines().length;
-    const good = await firmwareImage('2026.10.01');
+    const good = await firmwareImage('2026.10.01', { variant });
     await withEsptool({ port: new Rfc2217Port(board.rfc2217Url), before: 'default_reset', after: 'hard_reset' }, (loader) => writeImages(loader, [{ address: 0x10000, data: good }], true));
     await board.settled();
     expect(board.mode).toBe('app');

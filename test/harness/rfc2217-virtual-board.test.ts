@@ -7,14 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VirtualAir } from '../../firmware/host/air.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { loadRig } from '../../harness/rig.ts';
 import { runResetSequence, SEQUENCES } from '../../harness/transport/reset-sequence.ts';
 import { Rfc2217Transport } from '../../harness/transport/rfc2217.ts';
 import { VirtualBoard } from '../../harness/virtual-board.ts';
 
 const rig = loadRig(fileURLToPath(new URL('../../harness/rigs/two-board.json', import.meta.url)));
-const noBroker = { connect: async () => Promise.reject(new Error('no broker on this bench')), publish: async () => undefined, close: async () => undefined };
 let dir: string;
 let board: VirtualBoard;
 let t: Rfc2217Transport;
@@ -23,7 +22,7 @@ const text = () => Buffer.from(received).toString('latin1');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rfc2217-virtual-'));
-  board = new VirtualBoard(structuredClone(rig.boards[0]!), { air: new VirtualAir(), mqtt: noBroker, workDir: dir });
+  board = new VirtualBoard(structuredClone(rig.boards[0]!), { air: new VirtualAir(), workDir: dir });
   await board.start();
   t = new Rfc2217Transport(board.rfc2217Url);
   await t.connect(115200);

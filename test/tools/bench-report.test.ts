@@ -44,21 +44,22 @@ describe('the bench report names what was tested', () => {
     if (head) expect(property('project.commit')).toMatch(new RegExp(`^${head}( \\+ local changes)?$`));
     else expect(property('project.commit')).toBe('unknown (not a git checkout, or git is missing)');
     expect(property('node')).toBe(`${process.version} (${process.platform} ${process.arch})`);
-    const xsnap = JSON.parse(readFileSync(join(ROOT, 'node_modules', '@agoric', 'xsnap', 'package.json'), 'utf8')) as { version: string };
-    expect(property('software.XS engine of virtual boards (@agoric/xsnap)')).toBe(xsnap.version);
+    expect(property("software.Moddable SDK (the firmware's build, also the virtual boards' for Linux)")).toMatch(/^8\.2\.3 \(snapshot in \.\.\/shared\/moddable-sdk\)$/);
     expect(property('software.esptool-js')).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it('junit.xml: each board, with the version, build and image SHA-256 of its firmware', async () => {
-    // The image a user builds for the rig's version is the one the virtual boards booted.
-    const built = await runFleet(['image', 'build', '--version', '2026.01.01', '-o', join(dir, 'fw.bin')]);
-    const sha = /sha256 ([0-9a-f]{64})/.exec(built.stdout)![1]!;
+    // The image a user builds for the rig's version and each board's build is the one it booted: the
+    // source is a debug build, the target a production one (the build kind is in the firmware).
+    const shaOf = async (build: string) => /sha256 ([0-9a-f]{64})/.exec((await runFleet(['image', 'build', '--version', '2026.01.01', '--build', build, '-o', join(dir, `fw-${build}.bin`)])).stdout)![1]!;
+    const sha = await shaOf('debug');
     expect(property('board.source')).toBe('controller, virtual ESP32-S3, virtual, in-process, UUID 5c0e1a00-0000-4000-8000-000000000001');
     expect(property('board.source.firmware.version')).toBe('2026.01.01');
     expect(property('board.source.firmware.build')).toBe('debug');
     expect(property('board.source.firmware.sha256')).toBe(sha);
     expect(property('board.source.firmware.source')).toBe('factory image');
-    expect(property('board.target.firmware.sha256')).toBe(sha);
+    expect(property('board.target.firmware.build')).toBe('production');
+    expect(property('board.target.firmware.sha256')).toBe(await shaOf('production'));
   });
 
   it('index.html: the same, in a "What was tested" section before the results', () => {
@@ -66,7 +67,7 @@ describe('the bench report names what was tested', () => {
     expect(at).toBeGreaterThan(0);
     expect(at).toBeLessThan(html.indexOf('<th>scenario</th>'));
     const section = html.slice(at, html.indexOf('</section>', at));
-    for (const text of [TWO_BOARD_RIG, property('project.commit')!, process.version, '5c0e1a00-0000-4000-8000-000000000001', `image SHA-256 ${property('board.source.firmware.sha256')}`, '2026.01.01 (debug)', 'idf_ver xs-virtual-board', 'factory image']) {
+    for (const text of [TWO_BOARD_RIG, property('project.commit')!, process.version, '5c0e1a00-0000-4000-8000-000000000001', `image SHA-256 ${property('board.source.firmware.sha256')}`, '2026.01.01 (debug)', 'idf_ver moddable-sdk-lin', 'factory image']) {
       expect(section).toContain(text);
     }
   });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firmwareImage } from '../../firmware/host/firmware-image.ts';
+import { DEFAULT_VARIANT, firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
 import { fleetOnTerminal } from '../helpers/terminal.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,7 +37,9 @@ async function lineMatching(pattern: RegExp, timeoutMs = 60_000): Promise<RegExp
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'board-commands-'));
-  writeFileSync(join(dir, 'fw.bin'), await firmwareImage('2026.08.01'));
+  // The rig's source is a debug board: the build kind is compiled into the firmware, as on a chip,
+  // so the image flashed onto it is a debug build.
+  writeFileSync(join(dir, 'fw.bin'), await firmwareImage('2026.08.01', { variant: { ...DEFAULT_VARIANT, build: 'debug' } }));
   virtual = spawn(process.execPath, [fleetJs, 'virtual', rig, 'source'], { cwd: root });
   virtual.stdout.on('data', (c) => (stdout += c));
   virtual.stderr.on('data', (c) => (stderr += c));
@@ -68,7 +70,7 @@ describe('fleet console', () => {
     expect(overRfc.status).toBe(0);
     expect(JSON.parse(overRfc.stdout.replace(/^OK /, ''))).toMatchObject({ uuid: '5c0e1a00-0000-4000-8000-000000000001', role: 'controller', firmware_version: '2026.01.01' });
     const overPty = fleet('console', '--port', board.console, 'fault', 'record', 'oops');
-    expect(overPty).toMatchObject({ status: 1, stdout: 'ERR usage usage: fault record <controllers|clients> <uuid> | fault clear\n' });
+    expect(overPty).toMatchObject({ status: 1, stdout: 'ERR usage usage: fault record <controllers|clients> <uuid> | fault memory | fault clear\n' });
   });
 
   it('exits 5 when the port cannot be opened', () => {

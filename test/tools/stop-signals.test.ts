@@ -2,7 +2,7 @@
 // with a raw TCP client on its broker (that one held it for ever), an RFC 2217 client and an HTTP
 // keep-alive connection, or a signal while its boards start; `fleet bench` in the middle of a
 // scenario. Afterwards the process is gone, its ports refuse connections, its helper processes
-// (socat, xsnap workers) are gone and its work folder is removed.
+// (socat, the firmware's loader processes) are gone and its work folder is removed.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, get } from 'node:http';
@@ -61,8 +61,8 @@ describe('fleet virtual', () => {
     const agent = new Agent({ keepAlive: true });
     await new Promise<void>((resolve) => get({ host: eth.hostname, port: eth.port, path: '/api/status', agent }, (res) => (res.resume(), res.once('end', resolve))));
     for (const s of held) s.on('error', () => undefined);
-    const helpers = descendants(v.child.pid!).filter((p) => /socat|xsnap-worker/.test(p.command));
-    expect(helpers.map((p) => p.command.split(' ')[0]!.split('/').at(-1)).sort()).toEqual(['socat', 'xsnap-worker']);
+    const helpers = descendants(v.child.pid!).filter((p) => /socat|virtual-esp32\/loader /.test(p.command));
+    expect(helpers.map((p) => p.command.split(' ')[0]!.split('/').at(-1)).sort()).toEqual(['loader', 'socat']);
 
     const stopped = await v.stop('SIGTERM', 15_000);
     agent.destroy();
@@ -73,23 +73,23 @@ describe('fleet virtual', () => {
     expect(await probe('127.0.0.1', Number(broker[1]))).toBe('refused');
     expect(await probe(rfc.hostname, Number(rfc.port))).toBe('refused');
     expect(await probe(eth.hostname, Number(eth.port))).toBe('refused');
-    await until('socat and the XS worker gone', () => stillRunning(helpers).length === 0, 3000);
+    await until('socat and the firmware process gone', () => stillRunning(helpers).length === 0, 3000);
     expect(existsSync(work)).toBe(false);
   });
 
-  it('SIGINT while a board starts: its pty, its XS worker and its folder do not outlive the command', { timeout: 120_000 }, async () => {
+  it('SIGINT while a board starts: its pty, its firmware process and its folder do not outlive the command', { timeout: 120_000 }, async () => {
     const v = startVirtual();
     started.push(v);
     await until('the start of board source', () => /virtual: starting board source \(work folder (\S+)\)/.test(v.stderr));
     const work = /work folder (\S+)\)/.exec(v.stderr)![1]!;
     // The board's pseudo-terminal pair exists: socat runs; the firmware has not printed its line yet.
     await until('the board pty', () => existsSync(join(work, 'source.tty')), 30_000);
-    const helpers = descendants(v.child.pid!).filter((p) => /socat|xsnap-worker/.test(p.command));
+    const helpers = descendants(v.child.pid!).filter((p) => /socat|virtual-esp32\/loader /.test(p.command));
     expect(helpers.some((p) => p.command.startsWith('socat'))).toBe(true);
     const stopped = await v.stop('SIGINT', 15_000);
     expect(stopped).toMatchObject({ code: 0, signal: null });
     expect(stopped.ms).toBeLessThan(GRACE_MS + 5000);
-    await until('socat and the XS worker gone', () => stillRunning(helpers).length === 0, 3000);
+    await until('socat and the firmware process gone', () => stillRunning(helpers).length === 0, 3000);
     expect(existsSync(work)).toBe(false);
   });
 });
@@ -111,11 +111,11 @@ describe('fleet bench', () => {
         clearTimeout(timer);
       },
     });
-    // Two boards up: both pseudo-terminals and both XS workers running.
+    // Two boards up: both pseudo-terminals and both firmware processes running.
     let helpers: { pid: number; command: string }[] = [];
     await until('two boards running', () => {
-      helpers = descendants(bench.pid!).filter((p) => /socat|xsnap-worker/.test(p.command));
-      return helpers.filter((p) => p.command.includes('xsnap-worker')).length >= 2;
+      helpers = descendants(bench.pid!).filter((p) => /socat|virtual-esp32\/loader /.test(p.command));
+      return helpers.filter((p) => p.command.includes('virtual-esp32/loader ')).length >= 2;
     }, 120_000);
     const t0 = Date.now();
     bench.kill('SIGINT');
@@ -126,7 +126,7 @@ describe('fleet bench', () => {
     expect(Date.now() - t0).toBeLessThan(GRACE_MS);
     expect(stderr).toMatch(/bench: SIGINT: stopping the scenario under way and closing the bench\n/);
     expect(stderr).toMatch(/bench: interrupted after 1 of 1 scenarios; no report written\n$/);
-    await until('socat and the XS workers gone', () => stillRunning(helpers).length === 0, 3000);
+    await until('socat and the firmware processes gone', () => stillRunning(helpers).length === 0, 3000);
     expect(existsSync(join(report, 'index.html'))).toBe(false);
   });
 });

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chipByName } from '../../firmware/image/chips.ts';
-import { buildVirtualAppImage } from '../../firmware/image/xs-payload.ts';
+import { buildVirtualAppImage } from '../../firmware/image/virtual-payload.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 import { CloudClient } from '../client.ts';
 
@@ -245,8 +245,8 @@ async function main(): Promise<void> {
   const otaPath = '/ota/ctl-s3/0x00c0ffee/ctl-s3?current_version=2026.02.01';
   const results: Figures[] = [];
   const storms: { name: string; s: Storm }[] = [];
-  // A real app image (the release checks pass) of 1.5 MB, its XS payload a filler.
-  const image = Buffer.from(buildVirtualAppImage({ chip: chipByName('esp32s3'), version: '2026.05.01', bundle: 'x'.repeat(IMAGE_BYTES - 448) }));
+  // A real app image (the release checks pass) of about 1.5 MB, its firmware random bytes (they do not deflate).
+  const image = Buffer.from(buildVirtualAppImage({ chip: chipByName('esp32s3'), version: '2026.05.01', firmware: randomBytes(IMAGE_BYTES - 2048) }));
   const imageFile = join(dir, 'image.bin');
   writeFileSync(imageFile, image);
   try {

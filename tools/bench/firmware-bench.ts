@@ -1,114 +1,129 @@
-// npm run bench:firmware: the firmware inside the real XS engine on virtual boards, measured with the
-// worker's meters. For each case one line:
-//   case <name> compute=<XS computrons> heap_growth_bytes=<growth of meterUsage.allocate>
-// The ESP32 budget is about 79 KB of chunk heap and 79 KB of slot heap; growth must stay well inside
-// it and must not grow with the backup's size. xsnap starts XS with a 32 MiB chunk heap, so allocate
-// stays flat for small work; each line therefore also gives chunk_peak_kb<=N, the smallest free chunk
-// heap the case ran in without the engine growing its heap (heap-probe.ts), and slots=+L..+U above
-// the slots live when the case started: L the most live between commands, U the most in use at a
-// command's end with its garbage (the board collects garbage before every command:
-// XsBoardOptions.slotMeter); the live peak lies between. Against the esp32s3 creation's 4,928
-// slots. Figures, not assertions.
+// npm run bench:firmware: the firmware the Moddable SDK built for the host, on virtual boards
+// (SdkBoard: XS created as on the esp32s3, 78,848 chunk bytes, 4,927 slots, 512 stack slots),
+// measured with the firmware's own XS counters and the host's view of its process. Figures, never
+// assertions: timings depend on the machine.
+//
+// Each case runs twice: a timing run, then a heap run that samples what is live (heap-probe.ts).
+//   case <name> wall_ms=<ms> cpu_ms=<firmware CPU> live_chunk_bytes=<most live> live_slots=<most live>
+//        stack_peak=<slots>/512 chunk_peak_bytes=<XS's peak, garbage included>
+// HTTP throughput (one request at a time, as a browser or the configurator makes them):
+//   http <name> requests=<n> req_per_s=<r> p50_ms=<ms> p99_ms=<ms> cpu_ms_per_request=<ms>
+// Boots (a new board's first power-up, with the factory's flash programming, and a power-up of a
+// board with a flash already), the target procedure of spec 3.6 at 10/50 and 20/100 records with a
+// 512 KB backup, and the resident memory of each board's firmware process (VmRSS, VmHWM).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../cloud/config.ts';
 import { startCloudServer } from '../../cloud/server.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
-import { VirtualAir } from '../../firmware/host/air.ts';
-import { XsBoard, type MeterTotals } from '../../firmware/host/xs-board.ts';
-import { XsWorker } from '../../firmware/xs/worker.ts';
-import { backupOfSize, boardApi as http, controllerIdentity as identity } from './firmware-bench-lib.ts';
-import { HEADROOMS_KB, leaveHeadroom, smallestFit, type ProbeCase } from './heap-probe.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
+import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
+import { backupOfSize, boardApi as http, controllerIdentity as identity, processRss } from './firmware-bench-lib.ts';
+import { measure, throughput, type CaseFigures } from './heap-probe.ts';
 
 const PASSWORD = 'bench-admin-password';
-const ESP32_HEAP_BYTES = 79 * 1024;
-/** Moddable's esp32s3 creation: 4,928 slots of 16 bytes (docs/firmware-bench.md). */
-const ESP32S3_SLOTS = 4928;
+const JWT_SECRET = 'bench-secret-0123456789';
+/** How often a heap run samples what is live. */
+const SAMPLE_MS = 10;
+/** The esp32s3's creation. */
+const ESP32S3 = { chunkBytes: 78_848, slots: 4927, stackSlots: 512 };
 
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 
-async function measure(board: XsBoard, work: () => Promise<unknown>): Promise<MeterTotals> {
-  await board.idle();
-  board.resetMeter();
-  await work();
-  await board.idle();
-  return { ...board.meter };
-}
-
-function line(name: string, m: MeterTotals, peakKb: number | null): string {
-  return `case ${name} compute=${m.compute} heap_growth_bytes=${m.allocate} chunk_peak_kb<=${peakKb ?? `>${HEADROOMS_KB[HEADROOMS_KB.length - 1]}`} slots=+${m.slotLive - m.slotsAtStart}..+${m.slotPeak - m.slotsAtStart}`;
-}
-
-/** Live slots of an engine that has loaded nothing: XS's own built-ins, in ROM on a device. */
-async function emptyEngineSlots(): Promise<number> {
-  const w = await XsWorker.start({ name: 'slot-baseline' });
-  try {
-    return (await w.evaluate('gc()')).meterUsage.currentHeapCount;
-  } finally {
-    await w.close();
-  }
+function rssLine(name: string, b: SdkBoard): string {
+  const { rssKb, peakKb } = processRss(b.firmwarePid);
+  return `rss ${name} vm_rss_kb=${rssKb} vm_hwm_kb=${peakKb}`;
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fw-bench-'));
   const store = new SqliteStore(':memory:');
-  const cloud = await startCloudServer(loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: ':memory:', JWT_SECRET: 'bench-secret-0123456789' }), { store, sink: () => undefined });
+  const cloud = await startCloudServer(loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: ':memory:', JWT_SECRET }), { store, sink: () => undefined });
   const air = new VirtualAir();
-  const boards: XsBoard[] = [];
-  const start = async (n: number, settings = {}, deferBoot = false) => {
-    const b = await XsBoard.start({ identity: identity(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air, settings, slotMeter: true, deferBoot });
+  const boards: SdkBoard[] = [];
+  const options = (n: number, extra: Partial<Parameters<typeof SdkBoard.start>[0]> = {}) => ({ identity: identity(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air, panel: false, ...extra });
+  const start = async (n: number, extra: Partial<Parameters<typeof SdkBoard.start>[0]> = {}) => {
+    const b = await SdkBoard.start(options(n, extra));
     boards.push(b);
     return b;
   };
-  const lines: string[] = [];
-  const report = (name: string, m: MeterTotals, peakKb: number | null) => {
-    const l = line(name, m, peakKb);
-    lines.push(l);
-    process.stdout.write(l + '\n');
-  };
-  /** Meters one run, then brackets the chunk-heap peak with repeated runs. */
-  const bench = async (name: string, board: XsBoard, c: ProbeCase) => {
-    await c.prepare?.();
-    const m = await measure(board, c.work);
-    report(name, m, await smallestFit(board, HEADROOMS_KB, c));
-  };
+  const caseLine = (name: string, timing: CaseFigures, heaps: CaseFigures) =>
+    `case ${name} wall_ms=${timing.wallMs.toFixed(0)} cpu_ms=${timing.cpuMs} node_cpu_ms=${timing.nodeCpuMs.toFixed(0)} live_chunk_bytes=${heaps.liveChunkBytes} live_slots=${heaps.liveSlots} stack_peak=${Math.max(timing.stackPeak, heaps.stackPeak)}/${heaps.stackMax} chunk_peak_bytes=${Math.max(timing.chunkPeakBytes, heaps.chunkPeakBytes)} samples=${heaps.samples}`;
   try {
-    process.stdout.write('platform/moddable on the emulated Moddable SDK (docs/moddable-emulation.md)\n');
-    // Slots: XS's built-ins and the loaded modules are in flash on a device (preloaded); what the
-    // boot creates is in the slot heap.
-    const board = await start(1, {}, true);
-    const empty = await emptyEngineSlots();
-    const loaded = await board.liveSlots();
-    await board.boot();
-    const booted = await board.liveSlots();
-    process.stdout.write(`slots live: empty engine ${empty}, modules loaded ${loaded} (+${loaded - empty}), booted ${booted} (the boot's +${booted - loaded}); esp32s3 budget ${ESP32S3_SLOTS}\n`);
+    out(`platform/moddable built by the Moddable SDK for the host (firmware/sdk-host), esp32s3 heaps: ${ESP32S3.chunkBytes} chunk bytes, ${ESP32S3.slots} slots, ${ESP32S3.stackSlots} stack slots`);
+
+    // Boots: the first power-up of a new board (the factory programs its flash: image built once per
+    // process, 8 MB written), then power-ups of the same board with its flash (the median of 5).
+    let t0 = performance.now();
+    let board = await start(1);
+    out(`boot first_power_up wall_ms=${(performance.now() - t0).toFixed(0)} cpu_ms=${board.cpuMs()} (factory flash programming included)`);
+    const boots: { wall: number; cpu: number }[] = [];
+    for (let i = 0; i < 5; i++) {
+      await board.close();
+      boards.splice(boards.indexOf(board), 1);
+      t0 = performance.now();
+      board = await start(1);
+      boots.push({ wall: performance.now() - t0, cpu: board.cpuMs() });
+    }
+    boots.sort((a, b) => a.wall - b.wall);
+    const booted = await board.heap({ collect: true });
+    out(`boot power_up wall_ms=${boots[2]!.wall.toFixed(0)} cpu_ms=${boots[2]!.cpu} (median of ${boots.length}; unconfigured controller: the target procedure finds no source) live_chunk_bytes=${booted.chunkBytes} live_slots=${booted.slots} stack_peak=${booted.stackPeak}/${booted.stackMax}`);
+    out(rssLine('booted', board));
+
     const auth = { 'visual-token': (await http(board, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token };
     const pem = JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem;
     const { mintToken } = await import('../../cloud/auth/jwt.ts');
-    const token = await mintToken(new TextEncoder().encode('bench-secret-0123456789'));
+    const token = await mintToken(new TextEncoder().encode(JWT_SECRET));
     await fetch(`${cloud.url}/admin/devices/${board.identity.uuid}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ public_key: pem }) });
     await board.typeLine(`cloud ${cloud.url}`);
 
-    // Warm-up: the first request of each kind grows the heap for code paths, not for data.
+    // Warm-up: the first request of each kind.
     await http(board, 'PUT', '/backup', auth, backupOfSize(4096));
     await http(board, 'POST', '/api/cloud-backup', auth);
 
     let variant = 0;
     // A different backup each run, so that a push is never answered 304.
     const fresh = (size: number) => backupOfSize(size).replace('"pad":"', `"pad":"${String(++variant).padStart(6, '0')}`).slice(0, size - 2) + '"}';
+    const bench = async (name: string, prepare: (() => Promise<unknown>) | undefined, work: () => Promise<unknown>) => {
+      await prepare?.();
+      const timing = await measure(board, work);
+      await prepare?.();
+      const heaps = await measure(board, work, { sampleMs: SAMPLE_MS });
+      out(caseLine(name, timing, heaps));
+    };
+    await bench('login', undefined, () => http(board, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD })));
     for (const [label, size] of [['64k', 65_536], ['512k', 524_256]] as const) {
-      await bench(`put_backup_${label}`, board, { work: () => http(board, 'PUT', '/backup', auth, fresh(size)) });
-      await bench(`cloud_push_${label}`, board, { prepare: () => http(board, 'PUT', '/backup', auth, fresh(size)), work: () => http(board, 'POST', '/api/cloud-backup', auth) });
+      await bench(`put_backup_${label}`, undefined, () => http(board, 'PUT', '/backup', auth, fresh(size)));
+      await bench(`cloud_push_${label}`, () => http(board, 'PUT', '/backup', auth, fresh(size)), () => http(board, 'POST', '/api/cloud-backup', auth));
     }
-    await bench('cloud_retrieve_512k', board, { prepare: () => http(board, 'DELETE', '/backup', auth), work: () => http(board, 'GET', '/api/cloud-backup', auth) });
+    await bench('cloud_retrieve_512k', () => http(board, 'DELETE', '/backup', auth), () => http(board, 'GET', '/api/cloud-backup', auth));
+
+    // Throughput, one request at a time.
+    await http(board, 'PUT', '/backup', auth, fresh(65_536));
+    const rate = async (name: string, n: number, request: () => Promise<unknown>) => {
+      await board.heap({ collect: true, resetPeaks: true });
+      const cpu0 = board.cpuMs();
+      const node0 = process.cpuUsage();
+      const r = await throughput(n, request);
+      const node = process.cpuUsage(node0);
+      const peaks = await board.heap();
+      out(`http ${name} requests=${r.requests} req_per_s=${r.perSecond.toFixed(1)} p50_ms=${r.p50Ms.toFixed(1)} p99_ms=${r.p99Ms.toFixed(1)} max_ms=${r.maxMs.toFixed(1)} cpu_ms_per_request=${((board.cpuMs() - cpu0) / n).toFixed(2)} node_cpu_ms_per_request=${((node.user + node.system) / 1000 / n).toFixed(2)} stack_peak=${peaks.stackPeak}`);
+    };
+    await rate('get_backup_64k', 200, () => http(board, 'GET', '/backup', auth));
+    const put64 = fresh(65_536);
+    await rate('put_backup_64k', 50, () => http(board, 'PUT', '/backup', auth, put64));
+    await rate('get_status', 200, () => http(board, 'GET', '/api/status', auth));
+    out(rssLine('after_cases', board));
 
     // Target procedure: a source with N controllers (one is the target), M clients, a 512 KB backup;
-    // twice, to show that the target's heap does not grow with the number of records.
-    let sourceN = 10;
+    // at two sizes, to show that what the target holds does not grow with the number of records.
+    let n = 10;
     for (const [controllers, clients] of [[10, 50], [20, 100]] as const) {
-      const source = await start(++sourceN);
-      const targetN = ++sourceN;
+      const source = await start(++n);
+      const targetN = ++n;
       const sauth = { 'visual-token': (await http(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
       await http(source, 'PUT', `/api/controllers/bench-ctl-${targetN}`, sauth, JSON.stringify({ ethernet_mac: identity(targetN).ethernetMac, name: 'target' }));
       for (let i = 0; i < controllers - 1; i++) await http(source, 'PUT', `/api/controllers/ctl-${i}`, sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
@@ -117,31 +132,28 @@ async function main(): Promise<void> {
       }
       await http(source, 'PUT', '/backup', sauth, backupOfSize(524_256));
       await http(source, 'PUT', '/api/provisioning', sauth);
-      const t0 = Date.now();
-      const target = await start(targetN, { resultDisplayMs: 60_000 });
-      const wallMs = Date.now() - t0;
+      // Timing run: no sampling.
+      t0 = performance.now();
+      const node0 = process.cpuUsage();
+      const source0 = source.cpuMs();
+      const target = await start(targetN);
+      const wallMs = performance.now() - t0;
+      const cpuMs = target.cpuMs();
+      const node = process.cpuUsage(node0);
+      const sourceCpuMs = source.cpuMs() - source0;
       const outcome = target.bootResult as { provisioning: { kind: string; lines?: string[] } };
+      const rss = rssLine(`target_${controllers}c_${clients}l`, target);
       await target.close();
-      // The same procedure on fresh targets whose heap has only a given headroom left.
-      let peak: number | null = null;
-      for (const h of HEADROOMS_KB) {
-        const t = await XsBoard.start({ identity: identity(targetN), fuseKeyHex: targetN.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${targetN}-${h}`), adminPassword: PASSWORD, air, settings: { resultDisplayMs: 60_000 }, deferBoot: true });
-        try {
-          await leaveHeadroom(t, h);
-          const before = (await t.evaluate('1')).allocate;
-          const r = (await t.boot()) as { provisioning: { ok?: boolean } };
-          await t.idle();
-          if (!r.provisioning.ok) throw new Error('the probed target procedure did not succeed');
-          if ((await t.evaluate('1')).allocate === before) {
-            peak = h;
-            break;
-          }
-        } finally {
-          await t.close();
-        }
-      }
-      report(`target_procedure_${controllers}c_${clients}l_512k`, target.meter, peak);
-      process.stdout.write(`  target outcome: ${JSON.stringify(outcome.provisioning.lines ?? outcome.provisioning.kind)}, wall time ${wallMs} ms (including XS start)\n`);
+      // Heap run: the same procedure on a fresh target that samples its own heaps.
+      const samples: HeapFigures[] = [];
+      const probed = await start(targetN, { flashDir: join(dir, `flash-${targetN}-probed`), heapSampleMs: SAMPLE_MS, onHeapSample: (f) => samples.push({ ...f }) });
+      const end = await probed.heap();
+      const live = { chunk: Math.max(...samples.map((s) => s.chunkBytes)), slots: Math.max(...samples.map((s) => s.slots)) };
+      await probed.close();
+      out(`case target_procedure_${controllers}c_${clients}l_512k wall_ms=${wallMs.toFixed(0)} cpu_ms=${cpuMs} source_cpu_ms=${sourceCpuMs} node_cpu_ms=${((node.user + node.system) / 1000).toFixed(0)} live_chunk_bytes=${live.chunk} live_slots=${live.slots} stack_peak=${end.stackPeak}/${end.stackMax} chunk_peak_bytes=${end.chunkPeakBytes} samples=${samples.length}`);
+      out(`  target outcome: ${JSON.stringify(outcome.provisioning.lines ?? outcome.provisioning.kind)}; wall time from power-up (bootloader, firmware start, procedure)`);
+      out(rss);
+      out(rssLine(`source_${controllers}c_${clients}l`, source));
       await source.close();
     }
   } finally {
@@ -150,16 +162,7 @@ async function main(): Promise<void> {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  const growth = (name: string) => Number(/heap_growth_bytes=(\d+)/.exec(lines.find((l) => l.includes(` ${name} `)) ?? '')?.[1]);
-  const peakOf = (name: string) => /chunk_peak_kb<=(\S+)/.exec(lines.find((l) => l.includes(` ${name} `)) ?? '')?.[1];
-  for (const kind of ['put_backup', 'cloud_push']) {
-    const a = growth(`${kind}_64k`);
-    const b = growth(`${kind}_512k`);
-    process.stdout.write(`${kind}: heap growth 64k=${a} 512k=${b}; chunk peak 64k<=${peakOf(`${kind}_64k`)} KB, 512k<=${peakOf(`${kind}_512k`)} KB\n`);
-  }
-  process.stdout.write(`largest heap growth: ${Math.max(...lines.map((l) => Number(/heap_growth_bytes=(\d+)/.exec(l)?.[1] ?? 0)))} bytes (ESP32 budget about ${ESP32_HEAP_BYTES} + ${ESP32_HEAP_BYTES})\n`);
-  const most = (at: 1 | 2) => Math.max(...lines.map((l) => Number(/slots=\+(\d+)\.\.\+(\d+)/.exec(l)?.[at] ?? 0)));
-  process.stdout.write(`largest slot use above the case's start: live between commands +${most(1)}, with a command's garbage +${most(2)} (esp32s3 budget ${ESP32S3_SLOTS} slots)\n`);
+  out(`(live figures: the most held after a collection, sampled every ${SAMPLE_MS} ms; chunk_peak_bytes: XS's own peak counter, garbage included, by its accounting (a little over the heap's ${ESP32S3.chunkBytes} = ${kb(ESP32S3.chunkBytes)} KB at times); the heap does not grow: XS collects when it is full, and aborts with memory full when that is not enough)`);
 }
 
 await main();

@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { VirtualAir } from '../../firmware/host/air.ts';
-import { firmwareBundle } from '../../firmware/host/firmware-image.ts';
-import { PacedLine } from '../../firmware/host/uart.ts';
+import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
+import { firmwareOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { PacedLine } from '../../firmware/virtual-esp32/uart.ts';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { verifyAppImageBytes } from '../../firmware/image/app-image.ts';
-import { buildVirtualAppImage } from '../../firmware/image/xs-payload.ts';
+import { buildVirtualAppImage } from '../../firmware/image/virtual-payload.ts';
 import { withEsptool, writeImages } from '../../harness/flash/esptool.ts';
 import { Rfc2217Port } from '../../harness/flash/rfc2217-port.ts';
 import { NodeSerialPort } from '../../harness/flash/serial-port.ts';
@@ -37,23 +37,30 @@ const cases = values.cases!.split(',') as Case[];
 for (const c of cases) if (!CASES.includes(c)) throw new Error(`unknown case ${c}: one of ${CASES.join(', ')}`);
 if (!Number.isInteger(baud) || baud < 9600) throw new Error(`--baud must be a whole number of at least 9600: ${values.baud}`);
 
-/** An app image of about `bytes` bytes: the firmware bundle, repeated to fill (a real bundle compresses as this does). */
+/**
+ * An app image of about `bytes` bytes whose payload is the virtual board's real firmware (the SDK's
+ * host build), repeated to fill. The payload is deflated in the image (firmware/image/virtual-payload.ts),
+ * so compression on the wire gains little here, unlike a real ESP32 app image (docs/flash-and-boot.md).
+ */
 async function imageOf(bytes: number): Promise<Uint8Array> {
-  const bundle = await firmwareBundle();
-  const overhead = buildVirtualAppImage({ chip: CHIPS.esp32s3, version: '2026.12.01', bundle: '' }).length;
-  let text = '';
-  while (text.length < bytes - overhead) text += bundle;
-  const build = (n: number) => buildVirtualAppImage({ chip: CHIPS.esp32s3, version: '2026.12.01', bundle: text.slice(0, Math.max(0, n)) });
-  let image = build(bytes - overhead);
-  image = build(bytes - overhead - (image.length - bytes)); // the padding to 4 and 16 bytes moves with the length
+  const so = await firmwareOf();
+  const build = (n: number) => {
+    const firmware = new Uint8Array(Math.max(0, n));
+    for (let at = 0; at < firmware.length; at += so.length) firmware.set(so.subarray(0, Math.min(so.length, firmware.length - at)), at);
+    return buildVirtualAppImage({ chip: CHIPS.esp32s3, version: '2026.12.01', firmware });
+  };
+  const overhead = build(0).length;
+  const perByte = (build(so.length).length - overhead) / so.length;
+  let n = Math.round((bytes - overhead) / perByte);
+  n += Math.round((bytes - build(n).length) / perByte);
+  const image = build(n);
   if (!verifyAppImageBytes(image).ok) throw new Error('the bench image does not verify');
   return image;
 }
 
 const rig = loadRig(fileURLToPath(new URL('../../harness/rigs/two-board.json', import.meta.url)));
-const noBroker = { connect: async () => Promise.reject(new Error('no broker on this bench')), publish: async () => undefined, close: async () => undefined };
 const dir = mkdtempSync(join(tmpdir(), 'flash-bench-'));
-const board = new VirtualBoard(structuredClone(rig.boards[0]!), { air: new VirtualAir(), mqtt: noBroker, workDir: dir });
+const board = new VirtualBoard(structuredClone(rig.boards[0]!), { air: new VirtualAir(), workDir: dir });
 try {
   const image = await imageOf(target);
   process.stderr.write(`bench:flash: ${image.length} bytes at 0x10000, UART at ${baud} baud after the stub (115200 before)\n`);

@@ -1,75 +1,102 @@
-// How much chunk heap an operation needs at its peak, measured on the real engine. xsnap starts XS
-// with 32 MiB of chunks, so meterUsage.allocate (which only moves when a heap grows) stays flat for
-// anything small. The probe fills the heap with live ballast until only `headroom` bytes are free,
-// then runs the operation: if the engine has to grow its heap, the operation's live data exceeded the
-// headroom at some moment (garbage is collected first). Repeating with several headrooms brackets the
-// peak. Granularity: 16 KB.
-import type { XsBoard } from '../../firmware/host/xs-board.ts';
+// What an operation costs a virtual board's firmware, from the firmware's own XS counters
+// (SdkBoard.heap: the chunk heap's bytes and the slot heap's slots, current, peak and maximum, and the
+// JavaScript stack's peak; the board's creation is the esp32s3's, 78,848 chunk bytes, 4,927 slots,
+// 512 stack slots) and from the host (the firmware process's CPU time, the wall clock).
+//
+// XS collects garbage only when a heap is full, so its peaks include garbage: on a board that has
+// run a while the chunk and slot peaks sit at the heap's size. What an operation holds live is
+// sampled instead: with `sampleMs`, a heap probe that collects first is sent every `sampleMs` while
+// the operation runs, and answered by the firmware's main loop between two of its events (a socket's
+// data, a timer): the most live in any sample. Those collections cost CPU, so a timing run goes
+// without them. The stack's peak is XS's own (the instrumented build): exact, no sampling.
+import type { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 
-const STEP_KB = 16;
-const INCREMENT_KB = 4 * 1024; // xsnap's incremental chunk size
-
-async function fillUntilGrowth(board: XsBoard, kb: number, limit: number): Promise<void> {
-  let last = (await board.evaluate('1')).allocate;
-  for (let i = 0; i < limit; i++) {
-    const now = (await board.evaluate(`__ballast.push(new Uint8Array(${kb * 1024}))`)).allocate;
-    if (now !== last) return;
-    last = now;
-  }
-  throw new Error('the heap never grew while filling it');
+export interface CaseFigures {
+  wallMs: number;
+  /** The firmware process's CPU time over the case (10 ms ticks). */
+  cpuMs: number;
+  /** This Node process's CPU time over the case: the chip beneath the firmware and the client. */
+  nodeCpuMs: number;
+  /** The most the heaps held live (after a collection) in any sample during the case; 0 without sampling. */
+  liveChunkBytes: number;
+  liveSlots: number;
+  samples: number;
+  /** XS's chunk peak over the case, garbage included. */
+  chunkPeakBytes: number;
+  /** The deepest the JavaScript stack went during the case, in slots (of stackMax). */
+  stackPeak: number;
+  stackMax: number;
+  /** Live before and after the case (after a collection). */
+  before: { chunkBytes: number; slots: number };
+  after: { chunkBytes: number; slots: number };
 }
 
-/** Leaves about `headroomKb` (to +16 KB) of free chunk heap, held by live ballast. */
-export async function leaveHeadroom(board: XsBoard, headroomKb: number): Promise<void> {
-  await board.evaluate('globalThis.__ballast = []; gc();');
-  // Coarse pieces until the heap grows, then fine ones until it grows again: then the free space is
-  // one increment less the last fine piece (the chunk heap is compacting, so no holes are left).
-  await fillUntilGrowth(board, INCREMENT_KB, 100_000);
-  await fillUntilGrowth(board, STEP_KB, 2 * INCREMENT_KB / STEP_KB + 16);
-  const pieces = Math.floor((INCREMENT_KB - STEP_KB - headroomKb) / STEP_KB);
-  await board.evaluate(`for (let i = 0; i < ${pieces}; i++) __ballast.push(new Uint8Array(${STEP_KB * 1024}))`);
-}
-
-export async function dropBallast(board: XsBoard): Promise<void> {
-  await board.evaluate('globalThis.__ballast = []; gc();');
-}
-
-export interface ProbeCase {
-  /** Runs before the heap is filled (not measured): e.g. put a fresh backup to push. */
-  prepare?: () => Promise<unknown>;
-  work: () => Promise<unknown>;
-}
-
-/** True when `work` ran within `headroomKb` of free chunk heap (no heap growth). */
-export async function fitsIn(board: XsBoard, headroomKb: number, c: ProbeCase): Promise<boolean> {
-  await c.prepare?.();
-  await board.idle();
-  await leaveHeadroom(board, headroomKb);
-  const work = c.work;
-  const before = (await board.evaluate('1')).allocate;
-  await work();
-  await board.idle();
-  const after = (await board.evaluate('1')).allocate;
-  await dropBallast(board);
-  return after === before;
-}
-
-/** The smallest of the given headrooms (KB) in which `work` fits, or null if none. */
-/** Binary search over increasing headrooms (a case that fits in h fits in any larger one). */
-export async function smallestFit(board: XsBoard, headroomsKb: number[], c: ProbeCase): Promise<number | null> {
-  let lo = 0;
-  let hi = headroomsKb.length - 1;
-  let best: number | null = null;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (await fitsIn(board, headroomsKb[mid]!, c)) {
-      best = headroomsKb[mid]!;
-      hi = mid - 1;
-    } else {
-      lo = mid + 1;
+/**
+ * Runs `work` on the board and measures it. The peaks start from what is live when it starts (a
+ * collection first, outside the measured CPU time).
+ */
+export async function measure(board: SdkBoard, work: () => Promise<unknown>, o: { sampleMs?: number } = {}): Promise<CaseFigures> {
+  const before = await board.heap({ collect: true, resetPeaks: true });
+  let live = { chunkBytes: before.chunkBytes, slots: before.slots };
+  let samples = 0;
+  let running = true;
+  const sampler = (async () => {
+    if (o.sampleMs === undefined) return;
+    while (running) {
+      const f = await board.heap({ collect: true }).catch(() => undefined);
+      if (f) {
+        live = { chunkBytes: Math.max(live.chunkBytes, f.chunkBytes), slots: Math.max(live.slots, f.slots) };
+        samples++;
+      }
+      if (running) await new Promise((r) => setTimeout(r, o.sampleMs));
     }
+  })();
+  const cpu0 = board.cpuMs();
+  const node0 = process.cpuUsage();
+  const t0 = performance.now();
+  try {
+    await work();
+  } finally {
+    running = false;
+    await sampler;
   }
-  return best;
+  const wallMs = performance.now() - t0;
+  const cpuMs = board.cpuMs() - cpu0;
+  const node = process.cpuUsage(node0);
+  const peaks = await board.heap();
+  const after = await board.heap({ collect: true });
+  return {
+    wallMs,
+    cpuMs,
+    nodeCpuMs: (node.user + node.system) / 1000,
+    liveChunkBytes: o.sampleMs === undefined ? 0 : live.chunkBytes,
+    liveSlots: o.sampleMs === undefined ? 0 : live.slots,
+    samples,
+    chunkPeakBytes: peaks.chunkPeakBytes,
+    stackPeak: peaks.stackPeak,
+    stackMax: peaks.stackMax,
+    before: { chunkBytes: before.chunkBytes, slots: before.slots },
+    after: { chunkBytes: after.chunkBytes, slots: after.slots },
+  };
 }
 
-export const HEADROOMS_KB = [16, 32, 48, 64, 79, 128, 256, 1024];
+/** Latencies of `n` requests made one after another (or `concurrency` at a time): req/s and percentiles. */
+export async function throughput(n: number, request: () => Promise<unknown>, concurrency = 1): Promise<{ requests: number; seconds: number; perSecond: number; p50Ms: number; p99Ms: number; maxMs: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++;
+        const t = performance.now();
+        await request();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)]!;
+  return { requests: n, seconds, perSecond: n / seconds, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: latencies[latencies.length - 1]! };
+}

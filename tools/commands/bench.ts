@@ -13,7 +13,7 @@ export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.
 async function benchImage(inputs: string[]): Promise<import('../../harness/serial-board.ts').BenchImage> {
   const [{ planFlash }, { productPartitions }, { describeImage }] = await Promise.all([
     import('../../harness/flash/inputs.ts'),
-    import('../../firmware/host/firmware-image.ts'),
+    import('../../firmware/virtual-esp32/firmware-image.ts'),
     import('../../firmware/image/describe.ts'),
   ]);
   const productTable = productPartitions();

@@ -41,7 +41,7 @@ export function flashCommand(program: Command): void {
         import('../../harness/flash/flash-board.ts'),
         import('../../harness/flash/inputs.ts'),
         import('../../harness/transport/open.ts'),
-        import('../../firmware/host/firmware-image.ts'),
+        import('../../firmware/virtual-esp32/firmware-image.ts'),
       ]);
       const table = productPartitions();
       let plan;

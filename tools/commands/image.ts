@@ -1,9 +1,9 @@
 // `fleet image`: build and inspect ESP-IDF app images and the partition table (DESIGN.md section 7).
-//   fleet image build --version 2026.03.01 -o fw.bin   an app image carrying the XS firmware bundle
+//   fleet image build --version 2026.03.01 -o fw.bin   an app image carrying the firmware built for virtual boards
 //   fleet image info <file> [--json]                    validates and describes any ESP32 app image
 //   fleet image partitions -o partitions.bin           firmware/partitions.csv in ESP-IDF's binary form
 // `info` exits 1 when the bootloader would refuse the image.
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { chipByName } from '../../firmware/image/chips.ts';
@@ -11,7 +11,7 @@ import { describeImage, formatImageDescription } from '../../firmware/image/desc
 import { readFileArgument } from '../../harness/file-errors.ts';
 import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
 import { compilePartitionTable, PARTITION_TABLE_OFFSET, subtypeName, typeName } from '../../firmware/image/partition-table.ts';
-import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/xs-payload.ts';
+import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/virtual-payload.ts';
 
 function version(value: string): string {
   if (!VERSION_PATTERN.test(value)) throw new InvalidArgumentError(`must be YYYY.MM.bb: ${value}`);
@@ -26,6 +26,11 @@ function chip(value: string): string {
   }
 }
 
+function product(value: string): string {
+  if (!/^0x[0-9a-fA-F]{8}$/.test(value)) throw new InvalidArgumentError(`must be 0x and 8 hexadecimal digits: ${value}`);
+  return value;
+}
+
 function flashSize(value: string): number {
   const m = /^(\d+)MB$/.exec(value);
   if (!m) throw new InvalidArgumentError(`must be a size in MB such as 8MB: ${value}`);
@@ -37,17 +42,27 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
 
   image
     .command('build')
-    .description('Build an app image of the firmware: esp_app_desc_t with the version, the XS bundle in a data segment')
+    .description("Build an app image of a virtual board's firmware: esp_app_desc_t with the version, the Moddable SDK's host build in a data segment")
     .requiredOption('--version <YYYY.MM.bb>', 'the version written into the app descriptor', version)
     .requiredOption('-o, --output <file>', 'where to write the image')
     .option('--chip <name>', 'target chip', chip, 'esp32s3')
     .option('--project <name>', 'esp_app_desc_t project_name', DEFAULT_PROJECT_NAME)
-    .option('--bundle <file>', 'an XS bundle (one script) instead of the firmware built from firmware/src')
-    .action(async (o: { version: string; output: string; chip: string; project: string; bundle?: string }) => {
+    .addOption(new Option('--role <role>', 'the build: a controller or a client').choices(['controller', 'client']).default('controller'))
+    .addOption(new Option('--build <kind>', 'production or debug (the fault command, 30 min provisioning)').choices(['production', 'debug']).default('production'))
+    .option('--class <hardware-class>', 'the hardware class built in (config hardware_class)', 'ctl-s3')
+    // Not `<0x...>`: commander takes a placeholder ending in "..." for a list, and the build's config got ["0x…"].
+    .option('--product <hex>', 'the product id built in (config product_hex: 0x and 8 hexadecimal digits)', product, '0x00c0ffee')
+    .option('--firmware <file>', 'a built firmware (mc.so) instead of building one from firmware/src')
+    .action(async (o: { version: string; output: string; chip: string; project: string; role: 'controller' | 'client'; build: 'production' | 'debug'; class: string; product: string; firmware?: string }) => {
       const chip = chipByName(o.chip);
-      process.stderr.write(o.bundle ? `image: bundle ${o.bundle}\n` : 'image: bundling the firmware for XS…\n');
-      const bundle = o.bundle ? readFileArgument(o.bundle).toString('utf8') : await (await import('../../firmware/host/firmware-image.ts')).firmwareBundle();
-      const bytes = buildVirtualAppImage({ chip, version: o.version, bundle, projectName: o.project });
+      let firmware: Uint8Array;
+      if (o.firmware) firmware = new Uint8Array(readFileArgument(o.firmware));
+      else {
+        process.stderr.write(`image: building the ${o.build} ${o.role} firmware with the Moddable SDK for the host (the first build takes a few minutes)…\n`);
+        const { firmwareOf } = await import('../../firmware/virtual-esp32/firmware-image.ts');
+        firmware = await firmwareOf({ build: o.build, role: o.role, hardwareClass: o.class, productHex: o.product, ethernet: o.role === 'controller' });
+      }
+      const bytes = buildVirtualAppImage({ chip, version: o.version, firmware, projectName: o.project });
       writeFileSync(o.output, bytes);
       const d = describeImage(bytes);
       process.stdout.write(`${o.output}: ${d.chip} app image ${o.version} (${o.project}), ${bytes.length} bytes, sha256 ${d.fileSha256}\n`);
@@ -71,7 +86,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .option('--flash-size <size>', 'flash size the table must fit', flashSize, 8 * 1024 * 1024)
     .requiredOption('-o, --output <file>', 'where to write the binary table')
     .action(async (o: { csv?: string; flashSize: number; output: string }) => {
-      const csvPath = o.csv ?? (await import('../../firmware/host/firmware-image.ts')).PARTITIONS_CSV;
+      const csvPath = o.csv ?? (await import('../../firmware/virtual-esp32/firmware-image.ts')).PARTITIONS_CSV;
       const entries = parsePartitionCsv(readFileArgument(csvPath).toString('utf8'), csvPath);
       writeFileSync(o.output, compilePartitionTable(entries, o.flashSize));
       for (const p of entries) process.stdout.write(`${p.name.padEnd(16)} ${typeName(p.type).padEnd(5)} ${subtypeName(p.type, p.subtype).padEnd(9)} 0x${p.offset.toString(16).padStart(6, '0')} 0x${p.size.toString(16).padStart(6, '0')}\n`);

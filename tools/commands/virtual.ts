@@ -37,7 +37,7 @@ async function runVirtual(rigPath: string, only: string[], signals: StopSignals)
   const specs = rig.boards.filter((b) => b.kind === 'virtual' && (only.length === 0 || only.includes(b.id)));
   if (specs.length === 0) throw new RigError(`rig ${rig.name} has no virtual boards to run`);
   const [{ VirtualAir }, { startBroker }, { VirtualBoard }] = await Promise.all([
-    import('../../firmware/host/air.ts'),
+    import('../../firmware/virtual-esp32/air.ts'),
     import('../../harness/broker.ts'),
     import('../../harness/virtual-board.ts'),
   ]);
@@ -49,8 +49,7 @@ async function runVirtual(rigPath: string, only: string[], signals: StopSignals)
   let ticker: NodeJS.Timeout | undefined;
   try {
     broker = await startBroker('aedes', 0);
-    const bridge = broker.bridge;
-    boards.push(...specs.map((spec) => new VirtualBoard(structuredClone(spec), { air, mqtt: bridge, workDir: work })));
+    boards.push(...specs.map((spec) => new VirtualBoard(structuredClone(spec), { air, workDir: work })));
     const shown = new Map<string, string>();
     const show = () => {
       for (const b of boards) {

@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { XsBoard } from '../../firmware/host/xs-board.ts';
+import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { errorShapeProblem, httpRequest, rawExchange, type RawResponse } from './raw-http.ts';
@@ -182,7 +182,8 @@ function answerProblem(res: RawResponse, method: string): string | undefined {
   }
   const problem = errorShapeProblem(res, method);
   if (problem) return problem;
-  if (/xs worker|stack overflow|exited with|TypeError|RangeError|HostError/.test(res.body.toString('utf8'))) return `internal text reached the client: ${res.body.toString('utf8').slice(0, 120)}`;
+  // What XS and the SDK's natives say of a fault (an exception's name, xsUnknownError's words, an abort).
+  if (/stack overflow|memory full|XS abort|file not found|TypeError|RangeError|ReferenceError|SyntaxError|HostError|\(host\)/.test(res.body.toString('utf8'))) return `internal text reached the client: ${res.body.toString('utf8').slice(0, 120)}`;
   return undefined;
 }
 
@@ -280,12 +281,15 @@ export async function runDeviceFuzz(t: DeviceFuzzTarget, o: { requests: number; 
 }
 
 /** How many times provisioning mode went on or off (core/provisioning/mode.ts logs each). */
-function modeChanges(board: XsBoard): number {
+function modeChanges(board: SdkBoard): number {
   return board.events.filter((e) => e.source === 'provisioning' && /^provisioning mode (on|off)\b/.test(e.message)).length;
 }
 
-/** A controller in XS with a flash of its own, logged in, its canary stored: what `npm run fuzz` and the test use. */
-export async function startFuzzBoard(): Promise<{ board: XsBoard; target: DeviceFuzzTarget; close: () => Promise<void> }> {
+/**
+ * A virtual controller (the SDK's host build of the production firmware: SdkBoard) with a flash of its
+ * own, logged in, its canary stored: what `npm run fuzz` and the test use.
+ */
+export async function startFuzzBoard(): Promise<{ board: SdkBoard; target: DeviceFuzzTarget; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'device-fuzz-'));
   const password = 'fuzz-admin-password';
   const identity: DeviceIdentity = {
@@ -298,16 +302,25 @@ export async function startFuzzBoard(): Promise<{ board: XsBoard; target: Device
     firmwareVersion: '2026.01.01',
     build: 'production',
   };
-  const board = await XsBoard.start({ identity, fuseKeyHex: 'f1'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: password });
+  const board = await SdkBoard.start({ identity, fuseKeyHex: 'f1'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: password, panel: false });
   const login = await fetch(`${board.urls.ethernet}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password }) });
   const token = ((await login.json()) as { token: string }).token;
   const raise = async () => {
     const r = await fetch(`${board.urls.ethernet}/api/provisioning`, { method: 'PUT', headers: { 'visual-token': token } });
-    if (r.status !== 200) throw new Error(`provisioning mode (the SoftAP): ${r.status} ${await r.text()}`);
+    if (r.status !== 200) {
+      const resets = board.reboots.length > 0 ? `; the board reset: ${board.reboots.join(', ')}` : '';
+      throw new Error(`provisioning mode (the SoftAP): ${r.status} ${await r.text()}${resets}`);
+    }
     for (let i = 0; i < 500 && !board.listening('softap'); i++) await new Promise((res) => setTimeout(res, 10));
   };
   await raise();
-  const target: DeviceFuzzTarget = { urls: { ethernet: board.urls.ethernet!, softap: board.urls.softap! }, visualToken: token, softAp: { up: () => board.listening('softap'), changes: () => modeChanges(board), raise, settle: () => board.idle() } };
+  // Settled: a reset under way has ended and the firmware's main loop has come round to the heap
+  // probe, so what it was doing when the probe was sent (a SoftAP going down) is done.
+  const settle = async () => {
+    await board.settled();
+    await board.heap().catch(() => undefined);
+  };
+  const target: DeviceFuzzTarget = { urls: { ethernet: board.urls.ethernet!, softap: board.urls.softap! }, visualToken: token, softAp: { up: () => board.listening('softap'), changes: () => modeChanges(board), raise, settle } };
   await seedCanary(target);
   return {
     board,

@@ -4,8 +4,8 @@
 //                   [--url http://127.0.0.1:8080 --token <super-user JWT>]   (fuzz a running cloud)
 //
 // The cloud suite starts a cloud in-process on SQLite unless --url names one; the device suite starts
-// a controller in the XS engine with its own flash. Each prints its figures and the seed; the exit
-// code is 1 when any rule broke, 2 on a usage error.
+// a virtual controller (the SDK's host build of the production firmware) with its own flash. Each
+// prints its figures and the seed; the exit code is 1 when any rule broke, 2 on a usage error.
 import { parseArgs } from 'node:util';
 import { formatFuzzReport, runCloudFuzz, startFuzzCloud } from './cloud-fuzz.ts';
 import { runDeviceFuzz, startFuzzBoard } from './device-fuzz.ts';
@@ -42,7 +42,7 @@ async function fuzzCloud(o: { requests: number; seed: number; concurrency: numbe
 async function fuzzDevice(o: { requests: number; seed: number; concurrency: number }): Promise<boolean> {
   const fuzz = await startFuzzBoard();
   try {
-    process.stderr.write(`device: fuzzing a controller in XS (${fuzz.target.urls.ethernet}, ${fuzz.target.urls.softap}) with seed ${o.seed}, ${o.requests} requests\n`);
+    process.stderr.write(`device: fuzzing a virtual controller, the SDK's host build (${fuzz.target.urls.ethernet}, ${fuzz.target.urls.softap}) with seed ${o.seed}, ${o.requests} requests\n`);
     const report = await runDeviceFuzz(fuzz.target, {
       requests: o.requests,
       seed: o.seed,
@@ -54,7 +54,7 @@ async function fuzzDevice(o: { requests: number; seed: number; concurrency: numb
       [
         `device fuzz seed=${report.seed} requests=${report.requests} duration=${report.seconds.toFixed(1)}s`,
         `  by status: ${JSON.stringify(report.byStatus)}`,
-        `  watchdog resets: ${fuzz.board.reboots.length}, ERROR log lines: ${errors.length}`,
+        `  resets (watchdog, XS aborts, panics, restarts): ${fuzz.board.reboots.length}${fuzz.board.reboots.length ? ` ${JSON.stringify(fuzz.board.reboots.slice(0, 5))}` : ''}, ERROR log lines: ${errors.length}, firmware CPU ${fuzz.board.cpuMs()} ms`,
         ...(report.failures.length ? [`  ${report.failures.length} failure(s) (replay: npm run fuzz -- --only device --seed ${o.seed} --requests ${o.requests} --concurrency 1):`, ...report.failures.map((f) => `    ${f}`)] : []),
       ].join('\n') + '\n',
     );

@@ -12,10 +12,10 @@ import { basename, join, resolve } from 'node:path';
 import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
 import { PARTITION_TYPES } from '../../firmware/image/partition-table.ts';
 import { manifestProblems } from './manifest-check.ts';
-import { makeList, makeVariable } from './makefile.ts';
+import { makeList, makeVariable, ruleDigest } from './makefile.ts';
 import { runStep, tail, type StepResult } from './process.ts';
 import { onPath, REPO_ROOT, SdkBuildError, type SdkTools } from './sdk.ts';
-import { parseXslOutput, xsArchiveSize, xslError, type XsArchiveSize, type XslReport } from './xs-archive.ts';
+import { parseXslOutput, PRELOADED_REGEXP_PROBLEM, preloadedRegExps, xsArchiveSize, xslError, type XsArchiveSize, type XslReport } from './xs-archive.ts';
 
 export const PLATFORM = 'esp32/esp32s3';
 export const NO_LAUNCH = ['KILL_SERIAL2XSBUG=', 'KILL_SIMULATOR=', 'START_XSBUG=', 'START_SIMULATOR='] as const;
@@ -120,7 +120,18 @@ export async function buildFirmware(o: FirmwareBuildOptions): Promise<FirmwareBu
   const tmpDir = join(o.outDir, 'tmp', ...PLATFORM.split('/'), 'release', basename(resolve(o.manifest, '..')));
   const makefilePath = join(tmpDir, 'makefile');
   if (!existsSync(makefilePath)) throw new FirmwareBuildError('mcconfig', `${o.variant}: mcconfig wrote no makefile at ${makefilePath}`);
-  const makefile = readFileSync(makefilePath, 'utf8');
+  let makefile = readFileSync(makefilePath, 'utf8');
+  // A manifest that now maps a module to another source: the earlier output cannot be trusted (make
+  // compares times, not sources).
+  const rulesFile = join(o.outDir, 'rules.sha256');
+  if (existsSync(rulesFile) && readFileSync(rulesFile, 'utf8') !== ruleDigest(makefile)) {
+    log(`firmware build: ${o.variant}: the manifests map modules differently now: building from scratch`);
+    rmSync(join(o.outDir, 'tmp'), { recursive: true, force: true });
+    rmSync(join(o.outDir, 'bin'), { recursive: true, force: true });
+    await stage('mcconfig', runStep('mcconfig', ['-p', PLATFORM, '-o', o.outDir, o.manifest], { env }));
+    makefile = readFileSync(makefilePath, 'utf8');
+  }
+  writeFileSync(rulesFile, ruleDigest(makefile));
   const problems = manifestProblems(JSON.parse(readFileSync(join(tmpDir, 'manifest_flat.json'), 'utf8')), makefile, o.tools.moddable, PLATFORM);
   if (problems.length > 0) throw new FirmwareBuildError('mcconfig', `${o.variant}: the manifest names what does not exist (mcconfig would leave it out in silence):\n${problems.map((p) => `  ${p}`).join('\n')}`);
   const xsC = join(tmpDir, 'mc.xs.c');
@@ -166,6 +177,8 @@ export async function buildFirmware(o: FirmwareBuildOptions): Promise<FirmwareBu
       `${o.variant}: xsl's preload check found module-level state in the firmware's own modules:\n${ours.map((w) => `  ${w.module}: ${w.text}`).join('\n')}`,
     );
   }
+  const regexps = preloadedRegExps(readFileSync(xsC, 'utf8'));
+  if (regexps > 0) throw new FirmwareBuildError('xsl', `${o.variant}: the archive holds ${regexps} ${PRELOADED_REGEXP_PROBLEM}`);
   stages.at(-1)!.detail = `${xsl.instances} instances, ${xsl.keys} keys`;
 
   // 3. mcrez, always afresh.

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 // Reading the makefile mcconfig generates (its variables and lists), never editing it.
 
 /** A generated makefile's simple assignment `NAME = value`. */
@@ -16,4 +18,14 @@ export function makeList(makefile: string, name: string): string[] {
     if (!line.endsWith('\\')) break;
   }
   return items;
+}
+
+/**
+ * A digest of which source builds which target (the makefile's rules). mcconfig's makefiles rebuild a
+ * target when its source is newer, not when the target now comes from another source (a manifest
+ * that maps a module name elsewhere): when this changes, earlier output must go.
+ */
+export function ruleDigest(makefile: string): string {
+  const rules = makefile.split('\n').filter((line) => /^\$\((MODULES_DIR|TMP_DIR|LIB_DIR)\)\/[^:]+:/.test(line));
+  return createHash('sha256').update(rules.join('\n')).digest('hex');
 }

@@ -127,8 +127,8 @@ function digestSources(root: string): string {
 
 export interface Prerequisite {
   what: string;
-  /** How to look for it: a command on PATH, or a pkg-config package. */
-  check: { command: string } | { pkgConfig: string };
+  /** How to look for it: a command on PATH, a pkg-config package, or a file (a header). */
+  check: { command: string } | { pkgConfig: string } | { file: string };
   /** The one sentence a user reads when it is missing. */
   install: string;
 }
@@ -140,12 +140,20 @@ export const PREREQUISITES: readonly Prerequisite[] = [
   { what: 'GLib (gio-2.0)', check: { pkgConfig: 'gio-2.0' }, install: "The Moddable SDK's mcconfig and mcrez need GLib's development files: install Debian's libglib2.0-dev (apt-get install -y libglib2.0-dev)." },
 ];
 
+/** What the virtual boards' firmware (the SDK's build for Linux, firmware/sdk-host/) links besides GLib. */
+export const HOST_FIRMWARE_PREREQUISITES: readonly Prerequisite[] = [
+  { what: 'mbedTLS', check: { file: '/usr/include/mbedtls/version.h' }, install: "The virtual boards' firmware links mbedTLS's crypto (the SDK's TLS on Linux): install Debian's libmbedtls-dev (apt-get install -y libmbedtls-dev)." },
+  { what: 'OpenSSL (libcrypto)', check: { pkgConfig: 'libcrypto' }, install: "The virtual boards' firmware links OpenSSL's libcrypto (AES-GCM beneath the chip's crypto): install Debian's libssl-dev (apt-get install -y libssl-dev)." },
+];
+
 /** The prerequisites that are missing, first the ones the others depend on. */
-export async function missingPrerequisites(env: NodeJS.ProcessEnv = process.env): Promise<Prerequisite[]> {
+export async function missingPrerequisites(env: NodeJS.ProcessEnv = process.env, list: readonly Prerequisite[] = PREREQUISITES): Promise<Prerequisite[]> {
   const missing: Prerequisite[] = [];
-  for (const p of PREREQUISITES) {
+  for (const p of list) {
     if ('command' in p.check) {
       if (!onPath(p.check.command, env)) missing.push(p);
+    } else if ('file' in p.check) {
+      if (!existsSync(p.check.file)) missing.push(p);
     } else if (!missing.some((m) => m.what === 'pkg-config')) {
       const r = await runStep('pkg-config', ['--exists', p.check.pkgConfig], { env }).catch(() => ({ code: 1 }));
       if (r.code !== 0) missing.push(p);
@@ -233,7 +241,7 @@ async function must(what: string, step: Promise<{ code: number; output: string }
 }
 
 /** A lock folder holding the owner's PID; a lock whose owner is gone is taken over. */
-async function takeLock(path: string, log: (line: string) => void, timeoutMs = 15 * 60_000): Promise<() => void> {
+export async function takeLock(path: string, log: (line: string) => void, timeoutMs = 15 * 60_000): Promise<() => void> {
   const deadline = Date.now() + timeoutMs;
   let said = false;
   for (;;) {

@@ -103,3 +103,19 @@ export function parseXslOutput(output: string): XslReport {
 export function xslError(output: string): string | undefined {
   return /^### (.*Error.*)$/m.exec(output)?.[1]?.replace(/!$/, '') ?? /^(\w*Error: .*)$/m.exec(output)?.[1];
 }
+
+/**
+ * The RegExp objects the preload left in the archive (module-level RegExps of preloaded modules):
+ * XS 8.2.3 corrupts memory running one. Such a RegExp has no match data in flash, so each exec()
+ * allocates it, and fxAllocateRegExpData (xs/sources/xsre.c) takes it from the system heap where the
+ * garbage collector then treats it as one of its chunks: it writes its marks into the allocator's
+ * header before the block and, compacting, replaces the pointer with whatever that header held; the
+ * block itself is never freed. Seen on the virtual board as a segmentation fault in
+ * fx_RegExp_prototype_exec after a collection during the exec (docs/moddable-regexp.md).
+ */
+export function preloadedRegExps(source: string): number {
+  return (source.match(/\.kind = XS_REGEXP_KIND\}/g) ?? []).length;
+}
+
+export const PRELOADED_REGEXP_PROBLEM =
+  'RegExp objects made at module level in preloaded modules: XS 8.2.3 corrupts memory running one (docs/moddable-regexp.md). Make the RegExp in the function that uses it (grep -nE "^(export )?const [A-Za-z_0-9]+ = /" firmware/src)';

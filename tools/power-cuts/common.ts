@@ -36,7 +36,7 @@ export const OLD_BACKUP = JSON.stringify({ version: 'old', outputs: Array.from({
 export const NEW_BACKUP = JSON.stringify({ version: 'new', outputs: Array.from({ length: 400 }, (_, i) => ({ id: i, name: `New light ${i}`, level: i % 100 })) });
 
 /** A controller's identity; `n` and `platform` keep the MACs of different boards apart. */
-export function controllerIdentity(uuid: string, n: number, platform: 'memory' | 'xs'): DeviceIdentity {
+export function controllerIdentity(uuid: string, n: number, platform: 'memory' | 'board'): DeviceIdentity {
   const h = n.toString(16).padStart(2, '0').toUpperCase();
   const tag = platform === 'memory' ? '1' : '2';
   return { uuid, role: 'controller', ethernetMac: `24:0A:C4:E${tag}:00:${h}`, wifiMac: `24:0A:C4:1${tag}:00:${h}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };

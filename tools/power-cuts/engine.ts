@@ -12,7 +12,7 @@ import { startCloudServer } from '../../cloud/server.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { memoryScenarios, plan, trial, type Tally, type TrialResult } from './memory.ts';
-import { xsTrials } from './xs.ts';
+import { boardTrials } from './sdk.ts';
 
 export type { Tally, TrialResult };
 
@@ -20,16 +20,16 @@ export interface PowerCutOptions {
   /** Cuts on the in-memory platform. */
   cuts: number;
   /** Cuts on virtual boards in XS. */
-  xsCuts: number;
+  boardCuts: number;
   seed: number;
   /** Every trial, as it ends. */
-  onTrial?: (r: TrialResult, platform: 'memory' | 'xs') => void;
+  onTrial?: (r: TrialResult, platform: 'memory' | 'board') => void;
 }
 
 export interface PowerCutReport extends Tally {
   durationMs: number;
   byScenario: Record<string, Tally>;
-  byPlatform: Record<'memory' | 'xs', Tally>;
+  byPlatform: Record<'memory' | 'board', Tally>;
   /** One line per trial that lost something: where the power went and what was wrong after. */
   losses: string[];
 }
@@ -46,8 +46,8 @@ export async function runPowerCuts(o: PowerCutOptions): Promise<PowerCutReport> 
     const res = await fetch(`${cloud.url}/admin/devices/${uuid}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ public_key: publicKeyPem }) });
     if (res.status !== 200 && res.status !== 201) throw new Error(`enroll ${uuid}: ${res.status} ${await res.text()}`);
   };
-  const report: PowerCutReport = { injected: 0, recovered: 0, lost: 0, durationMs: 0, byScenario: {}, byPlatform: { memory: zero(), xs: zero() }, losses: [] };
-  const count = (r: TrialResult, platform: 'memory' | 'xs') => {
+  const report: PowerCutReport = { injected: 0, recovered: 0, lost: 0, durationMs: 0, byScenario: {}, byPlatform: { memory: zero(), board: zero() }, losses: [] };
+  const count = (r: TrialResult, platform: 'memory' | 'board') => {
     const lost = r.problems.length > 0 ? Math.max(1, r.cuts) : 0;
     for (const t of [report, (report.byScenario[r.scenario] ??= zero()), report.byPlatform[platform]]) {
       t.injected += r.cuts;
@@ -75,8 +75,8 @@ export async function runPowerCuts(o: PowerCutOptions): Promise<PowerCutReport> 
         count(await trial(p, o.seed * 7919 + i * 104729 + t, at, t % 4 === 3 ? 1 + rng.pick(8) : null), 'memory');
       }
     }
-    if (o.xsCuts > 0) {
-      await xsTrials({ cloudUrl: cloud.url, enroll, dir }, o.xsCuts, o.seed, (r) => count(r, 'xs'));
+    if (o.boardCuts > 0) {
+      await boardTrials({ cloudUrl: cloud.url, enroll, dir }, o.boardCuts, o.seed, (r) => count(r, 'board'));
     }
   } finally {
     await cloud.close();

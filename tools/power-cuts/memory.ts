@@ -29,6 +29,8 @@ export interface TrialResult {
   scenario: string;
   cuts: number;
   problems: string[];
+  /** Where the power went (virtual boards): the operation, its path, its number. */
+  where?: string;
 }
 
 const identity = (uuid: string, n: number) => controllerIdentity(uuid, n, 'memory');

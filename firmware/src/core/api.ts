@@ -7,7 +7,7 @@ import type { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { utf8Encode } from './bytes.ts';
 import { DeviceError, errors } from './http/errors.ts';
-import { drain, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
+import { BodyBudget, drain, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
 import { matchRoute, type Route } from './http/router.ts';
 import { isUuid, normalizeMac, UUID_RULE } from './ids.ts';
 import type { ProvisioningMode } from './provisioning/mode.ts';
@@ -15,6 +15,9 @@ import type { ProvisioningToken, ProvisioningTokens } from './provisioning/token
 import { clientConfigurationProblem } from './procedures/client.ts';
 import { MAC_FIELD, type RecordKind, type RecordStore } from './records.ts';
 import type { FirmwareSettings } from './settings.ts';
+
+/** What the request bodies a board reads whole may hold of its memory at once (BodyBudget). */
+export const MAX_BUFFERED_BODY_BYTES = 20 * 1024;
 
 export interface ApiServices {
   settings: FirmwareSettings;
@@ -74,7 +77,7 @@ export class DeviceApi {
   private static readonly routes: readonly ApiRoute[] = Object.freeze([
     // Throttled (docs/firmware-login-throttle.md): during a back-off the password is not even checked.
     route('POST', '/api/login', 'open', async (api, req) =>
-      api.throttled(api.s.visual.throttle, [401], req, async () => jsonResponse(200, api.s.visual.login((await readJsonBody(req.body, 1024) as { password?: unknown } | null)?.password))),
+      api.throttled(api.s.visual.throttle, [401], req, async () => jsonResponse(200, api.s.visual.login((await readJsonBody(req.body, 1024, api.bodies) as { password?: unknown } | null)?.password))),
     ),
     route('GET', '/api/status', 'visual', async (api) => jsonResponse(200, api.s.status())),
     route('GET', '/api/events', 'visual', async (api) => jsonResponse(200, { events: api.s.events(API_EVENTS_COUNT) })),
@@ -109,7 +112,7 @@ export class DeviceApi {
     }),
     route('GET', '/api/cloud', 'visual', async (api) => jsonResponse(200, { url: readCloudConfig(api.s.storage)?.url ?? null })),
     route('PUT', '/api/cloud', 'visual', async (api, req) => {
-      const url = (await readJsonBody(req.body, 2048) as { url?: unknown } | null)?.url;
+      const url = (await readJsonBody(req.body, 2048, api.bodies) as { url?: unknown } | null)?.url;
       if (url === null) writeCloudConfig(api.s.storage, null);
       else if (typeof url === 'string' && /^https?:\/\/[^\s/]+[^\s]*$/.test(url) && url.length <= 512) writeCloudConfig(api.s.storage, { url });
       else throw errors.badRequest('invalid_cloud_url', 'url must be an http(s) URL, or null to forget the cloud');
@@ -165,7 +168,12 @@ export class DeviceApi {
    */
   readonly faults = new Set<string>();
 
-  constructor(private readonly s: ApiServices) {}
+  /** The request bodies held in memory at once (BodyBudget): a 16 KB record and a few small requests. */
+  readonly bodies: BodyBudget;
+
+  constructor(private readonly s: ApiServices) {
+    this.bodies = new BodyBudget(Math.max(MAX_BUFFERED_BODY_BYTES, s.settings.maxRecordBytes + 4096));
+  }
 
   /** The whole API: never throws; errors become JSON answers. */
   async handle(req: HttpRequest): Promise<HttpResponse> {
@@ -270,7 +278,7 @@ export class DeviceApi {
   }
 
   private async issueToken(req: HttpRequest): Promise<HttpResponse> {
-    const body = (await readJsonBody(req.body, 1024)) as { uuid?: unknown; mac?: unknown } | null;
+    const body = (await readJsonBody(req.body, 1024, this.bodies)) as { uuid?: unknown; mac?: unknown } | null;
     const mac = normalizeMac(body?.mac);
     if (!body || !isUuid(body.uuid) || mac === null) {
       throw errors.badRequest('invalid_token_request', 'The body must be {"uuid": "<uuid>", "mac": "AA:BB:CC:DD:EE:FF"}');
@@ -289,7 +297,7 @@ export class DeviceApi {
   }
 
   private async putRecord(kind: RecordKind, uuid: string, req: HttpRequest): Promise<HttpResponse> {
-    const value = await readJsonBody(req.body, this.s.settings.maxRecordBytes);
+    const value = await readJsonBody(req.body, this.s.settings.maxRecordBytes, this.bodies);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw errors.badRequest('invalid_record', 'A record is a JSON object');
     const record = value as Record<string, unknown>;
     const mac = normalizeMac(record[MAC_FIELD[kind]]);

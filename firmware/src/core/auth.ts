@@ -134,7 +134,7 @@ export class VisualTokens {
     private readonly ttlMs: number,
     log: (level: 'info' | 'warning' | 'error', message: string) => void = () => undefined,
   ) {
-    this.throttle = new FailureThrottle('login', () => hal.clock.now(), log);
+    this.throttle = new FailureThrottle('login', () => hal.clock.uptime(), log);
   }
 
   /** Sets the admin password (factory set-up, the serial console). */
@@ -163,7 +163,7 @@ export class VisualTokens {
       if (oldest !== undefined) this.tokens.delete(oldest);
     }
     const token = hexEncode(this.hal.crypto.randomBytes(16));
-    this.tokens.set(token, this.hal.clock.now() + this.ttlMs);
+    this.tokens.set(token, this.hal.clock.uptime() + this.ttlMs);
     return { token, expires_in: Math.round(this.ttlMs / 1000) };
   }
 
@@ -173,7 +173,7 @@ export class VisualTokens {
     const candidate = utf8Encode(presented);
     let match: string | undefined;
     for (const t of this.tokens.keys()) if (constantTimeEqual(utf8Encode(t), candidate)) match = t;
-    const nowMs = this.hal.clock.now();
+    const nowMs = this.hal.clock.uptime();
     if (match === undefined || this.tokens.get(match)! <= nowMs) {
       if (match !== undefined) this.tokens.delete(match);
       throw errors.unauthorized('invalid_visual_token', 'The visual-token is not valid or has expired');

@@ -11,9 +11,12 @@ const BASE64_VALUES: ReadonlyMap<string, number> = new Map(
 );
 /**
  * Code units per String.fromCharCode call. Small on purpose: the batch is a typed array (2 bytes a
- * unit), where a plain array would cost a whole slot per unit in XS's chunk heap.
+ * unit), where a plain array would cost a whole slot per unit in XS's chunk heap; and `apply` puts
+ * every unit on the JavaScript stack as an argument, a slot each, on a stack of 512 slots
+ * (manifest.json creation.stack). At 256 a decode deep in a request overflowed it (an XS abort, the
+ * board restarts); 64 keeps the decode's share of the stack small (docs/moddable-emulation.md).
  */
-const DECODE_BATCH_UNITS = 256;
+const DECODE_BATCH_UNITS = 64;
 
 /** The code point at `i` of `text`, with lone surrogates as U+FFFD; `width` is 1 or 2 code units. */
 function codePointAt(text: string, i: number): { codePoint: number; width: number } {

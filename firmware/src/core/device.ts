@@ -20,6 +20,26 @@ import { ProvisioningMode } from './provisioning/mode.ts';
 import { ProvisioningTokens } from './provisioning/tokens.ts';
 import { RecordStore } from './records.ts';
 import { defaultSettings, type FirmwareSettings } from './settings.ts';
+import { rebootSoon } from './reboot.ts';
+
+/** More than a chip's whole heap (the esp32s3's 78,848 chunk bytes and 4,927 slots of 16 bytes): what `fault memory` holds at most. */
+const MEMORY_FAULT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * `fault memory` (debug builds): holds ever more memory, as a leak would, until the heap is full. On a
+ * chip, and on a virtual board (the SDK's XS with the chip's heaps), XS aborts with "memory full" and
+ * the chip restarts through its bootloader: what the bench checks is what survives that. A host whose
+ * heap grows (the memory platform) stops at MEMORY_FAULT_BYTES, answers and lets it all go.
+ */
+function exhaustMemory(): { held_bytes: number } {
+  const held: Uint8Array[] = [];
+  let bytes = 0;
+  while (bytes < MEMORY_FAULT_BYTES) {
+    held.push(new Uint8Array(1024));
+    bytes += 1024;
+  }
+  return { held_bytes: bytes };
+}
 
 /** SPKI DER header of an uncompressed P-256 public key (RFC 5480): then the 65-byte point. */
 const P256_SPKI_PREFIX = hexDecode('3059301306072a8648ce3d020106082a8648ce3d030107034200');
@@ -64,7 +84,7 @@ export class Device {
     const s = this.settings;
     this.local = new LocalBackupStore(hal.storage, hal.crypto, s.maxLocalBackupBytes, s.chunkBytes);
     this.records = new RecordStore(hal.storage, hal.crypto, deriveStorageKey(fuseHmac));
-    this.tokens = new ProvisioningTokens(hal.crypto, () => hal.clock.now(), s.provisioningTokenTtlSeconds * 1000);
+    this.tokens = new ProvisioningTokens(hal.crypto, () => hal.clock.uptime(), s.provisioningTokenTtlSeconds * 1000);
     this.mode = new ProvisioningMode(this.hal, this.records, this.tokens, s, (level, m) => this.log(level, 'provisioning', m));
     this.visual = new VisualTokens(hal, s.visualTokenTtlSeconds * 1000, (level, m) => this.log(level, 'auth', m));
     this.cloud = new CloudBackupClient(hal, { backupKey, identityKey: this.identityKey }, this.local, s.chunkBytes);
@@ -183,7 +203,7 @@ export class Device {
     c.on('help', () => ({ commands: [...COMMANDS] }));
     c.on('status', () => this.status());
     c.on('reboot', () => {
-      this.hal.timers.setTimeout(() => this.hal.system.reboot('console'), 0);
+      rebootSoon(this.hal, 'console');
       return { rebooting: true };
     });
     c.on('prov on', () => this.mode.enable());
@@ -206,9 +226,10 @@ export class Device {
     c.on('fault', (args) => {
       if (this.hal.system.identity().build !== 'debug') throw Object.assign(new Error('fault injection exists in debug builds only'), { code: 'not_debug_build' });
       const m = /^record (controllers|clients) (\S+)$/.exec(args);
+      if (args === 'memory') return exhaustMemory();
       if (args === 'clear') this.api.faults.clear();
       else if (m) this.api.faults.add(`${m[1]}/${m[2]}`);
-      else throw Object.assign(new Error('usage: fault record <controllers|clients> <uuid> | fault clear'), { code: 'usage' });
+      else throw Object.assign(new Error('usage: fault record <controllers|clients> <uuid> | fault memory | fault clear'), { code: 'usage' });
       return { faults: [...this.api.faults] };
     });
     c.on('ota check', () => checkAndInstall(this.hal, { reboot: true }));
@@ -217,7 +238,7 @@ export class Device {
       // found at boot finishes the reset (recoverStorage; docs/storage.md, "Factory reset").
       const records = runFactoryReset(this.hal.storage, () => this.factoryResetSteps());
       this.log('info', 'console', `factory reset: ${records} records, the local backup, the cloud URL and the admin password removed; rebooting`);
-      this.hal.timers.setTimeout(() => this.hal.system.reboot('factory reset'), 0);
+      rebootSoon(this.hal, 'factory reset');
       return { removed_records: records, rebooting: true };
     });
   }

@@ -12,7 +12,6 @@ import { parseJson } from './json-validator.ts';
 export const EVENT_LOG_CAPACITY = 64;
 /** Longer messages are cut: the OLED page shows 21 characters, the console has the whole line. */
 const MAX_MESSAGE_CHARS = 240;
-const ENTRY_NAME = /^\d{10}$/;
 const LEVELS: readonly EventLevel[] = Object.freeze(['info', 'warning', 'error']);
 
 export type EventEntry = { time: number; level: EventLevel; source: string; message: string };
@@ -57,7 +56,7 @@ export class FlashEventLog implements EventLog {
     this.names ??= this.storage
       .list(EVENT_LOG_FOLDER)
       .map((p) => p.slice(EVENT_LOG_FOLDER.length + 1))
-      .filter((n) => ENTRY_NAME.test(n))
+      .filter((n) => /^\d{10}$/.test(n)) // not a module-level RegExp: docs/moddable-regexp.md
       .sort();
     return this.names;
   }

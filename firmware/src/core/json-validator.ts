@@ -194,12 +194,14 @@ export class JsonValidator {
 
 /** Why a text is not acceptable JSON: `tooDeep` when only its nesting is at fault. */
 export class JsonTextError extends Error {
+  // A field (defined on the instance), not `this.name =` in the constructor: Error.prototype is
+  // frozen in the firmware's preloaded archive, and assigning over its read-only `name` throws.
+  override name = 'JsonTextError';
   constructor(
     readonly why: string,
     readonly tooDeep: boolean,
   ) {
     super(`invalid JSON: ${why}`);
-    this.name = 'JsonTextError';
   }
 }
 

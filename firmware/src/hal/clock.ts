@@ -4,6 +4,12 @@
 export interface Clock {
   /** Milliseconds since the epoch (may be wrong until synchronized). */
   now(): number;
+  /**
+   * Milliseconds since boot, never set: what expiries and throttles count in. The wall clock jumps
+   * when SNTP first answers (from the epoch at boot to today), which would end every token issued
+   * before it.
+   */
+  uptime(): number;
   synchronized(): boolean;
 }
 

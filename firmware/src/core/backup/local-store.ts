@@ -18,7 +18,6 @@ export const BACKUP_PATH = '/backup.json';
 export const ETAG_PATH = '/backup.etag';
 const BACKUP_TMP = tempPath(BACKUP_PATH);
 const ETAG_TMP = tempPath(ETAG_PATH);
-const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /** A backup being written: chunks in, then commit (atomic) or abort (nothing changes). */
 export interface BackupWriter {
@@ -48,7 +47,7 @@ export class LocalBackupStore {
     const size = this.storage.size(ETAG_PATH);
     if (size === null) return null;
     const text = utf8Decode(this.storage.read(ETAG_PATH, 0, 64)).trim();
-    return SHA256_HEX.test(text) ? text : null;
+    return /^[0-9a-f]{64}$/.test(text) ? text : null; // not a module-level RegExp: docs/moddable-regexp.md
   }
 
   /** Streams the stored backup out in chunks. */

@@ -17,7 +17,6 @@ const IDENTITY_OKM_BYTES = 48;
 /** The P-256 group order n (FIPS 186-5 / SEC 2 secp256r1). */
 const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
 const BSSID_BYTES = 6;
-const BSSID_TEXT = /^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/i;
 
 /**
  * HKDF-Expand (RFC 5869 section 2.3) with the PRK hidden inside `hmac`:
@@ -56,7 +55,8 @@ export function deriveIdentityKey(fuseHmac: KeyedHmac): Uint8Array {
 
 function bssidBytes(bssid: Uint8Array | string): Uint8Array {
   if (typeof bssid === 'string') {
-    if (!BSSID_TEXT.test(bssid)) throw new Error(`BSSID must look like AA:BB:CC:DD:EE:FF, got "${bssid}"`);
+    // Not a module-level RegExp: XS 8.2.3 corrupts memory running a preloaded one (docs/moddable-regexp.md).
+    if (!/^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/i.test(bssid)) throw new Error(`BSSID must look like AA:BB:CC:DD:EE:FF, got "${bssid}"`);
     return hexDecode(bssid.replace(/[:-]/g, ''));
   }
   if (bssid.length !== BSSID_BYTES) throw new Error(`BSSID must be ${BSSID_BYTES} bytes, got ${bssid.length}`);

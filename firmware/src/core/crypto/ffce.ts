@@ -17,11 +17,13 @@ export type FfceErrorCode = 'bad_magic' | 'too_short' | 'auth_failed';
 
 /** A blob that is not a valid FFCE v1 blob for this key; callers branch on `code`. */
 export class FfceError extends Error {
+  // A field (defined on the instance), not `this.name =` in the constructor: Error.prototype is
+  // frozen in the firmware's preloaded archive, and assigning over its read-only `name` throws.
+  override name = 'FfceError';
   readonly code: FfceErrorCode;
 
   constructor(code: FfceErrorCode, message: string) {
     super(message);
-    this.name = 'FfceError';
     this.code = code;
   }
 }

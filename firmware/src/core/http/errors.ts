@@ -2,16 +2,21 @@
 // {"error": code, "message": text} like the cloud's.
 
 export class DeviceError extends Error {
+  // A field (defined on the instance), not `this.name =` in the constructor: Error.prototype is
+  // frozen in the firmware's preloaded archive, and assigning over its read-only `name` throws.
+  override name = 'DeviceError';
   readonly status: number;
   readonly code: string;
   readonly details: Record<string, unknown> | undefined;
+  /** Response headers the answer carries (Retry-After). */
+  readonly headers: Record<string, string> | undefined;
 
-  constructor(status: number, code: string, message: string, details?: Record<string, unknown>) {
+  constructor(status: number, code: string, message: string, details?: Record<string, unknown>, headers?: Record<string, string>) {
     super(message);
-    this.name = 'DeviceError';
     this.status = status;
     this.code = code;
     this.details = details;
+    this.headers = headers;
   }
 }
 

@@ -18,8 +18,12 @@ import { concatBytes, hexEncode, utf8Decode } from '../bytes.ts';
 import { readCloudConfig } from '../cloud/config.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import { parseJson } from '../json-validator.ts';
+import { rebootSoon } from '../reboot.ts';
 
 export class OtaError extends Error {
+  // A field (defined on the instance), not `this.name =` in the constructor: Error.prototype is
+  // frozen in the firmware's preloaded archive, and assigning over its read-only `name` throws.
+  override name = 'OtaError';
   constructor(
     readonly code:
       | 'not_provisioned'
@@ -37,7 +41,6 @@ export class OtaError extends Error {
     readonly status?: number,
   ) {
     super(message);
-    this.name = 'OtaError';
   }
 }
 
@@ -153,7 +156,7 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
   } catch (err) {
     throw new OtaError('image_invalid', `the passive slot refused the image: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (opts.reboot) hal.timers.setTimeout(() => hal.system.reboot(`ota ${manifest.version}`), 0);
+  if (opts.reboot) rebootSoon(hal, `ota ${manifest.version}`);
   return { kind: 'installed', version: manifest.version, size };
 }
 

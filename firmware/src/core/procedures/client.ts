@@ -9,6 +9,7 @@ import { PROVISIONING_SSID } from '../provisioning/mode.ts';
 import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
 import { parseJson } from '../json-validator.ts';
+import { rebootSoon } from '../reboot.ts';
 
 export type ClientAttempt = 'configured' | 'no_ap' | 'connect_failed' | 'unknown_uuid' | 'refused' | 'invalid_configuration' | 'provisioned';
 
@@ -62,7 +63,7 @@ export async function clientProvisioningAttempt(ctx: ClientContext): Promise<Cli
     }
     records.put('clients', me.uuid, text);
     log('info', 'provisioning: configuration received, rebooting into normal mode');
-    hal.timers.setTimeout(() => hal.system.reboot('provisioned'), 0);
+    rebootSoon(hal, 'provisioned');
     return 'provisioned';
   } catch (err) {
     log('warning', `provisioning attempt failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -91,10 +92,13 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 // lengths are checked in code, not with {0,61} in the pattern: XS's RegExp ignores the bound of a
 // counted repeat inside an optional group (/^a(?:a{0,61}a)?$/ matches 100 a's there), so such a
 // pattern let a 64-character label through on the device.
-const HOST_LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/;
-const isHostName = (host: string): boolean => host.length >= 1 && host.length <= 253 && host.split('.').every((label) => label.length <= 63 && HOST_LABEL.test(label));
-const IPV6_LITERAL = /^\[[0-9A-Fa-f:.]{2,45}\]$/;
-const PEM_BLOCK = /-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END CERTIFICATE-----/g;
+// The RegExps here are made at each call, never at module level: a module-level RegExp is preloaded,
+// and XS 8.2.3 corrupts memory when it runs one (docs/moddable-regexp.md).
+const isHostName = (host: string): boolean => {
+  const label = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/;
+  return host.length >= 1 && host.length <= 253 && host.split('.').every((l) => l.length <= 63 && label.test(l));
+};
+const isIpv6Literal = (host: string): boolean => /^\[[0-9A-Fa-f:.]{2,45}\]$/.test(host);
 const MAX_CA_BYTES = 8192;
 
 /**
@@ -108,7 +112,7 @@ export function pemCertificateProblem(text: unknown): string | null {
   if (text.length > MAX_CA_BYTES) return `is longer than ${MAX_CA_BYTES} characters`;
   let blocks = 0;
   let rest = text;
-  for (const m of text.matchAll(PEM_BLOCK)) {
+  for (const m of text.matchAll(/-----BEGIN CERTIFICATE-----\r?\n([A-Za-z0-9+/=\r\n]+?)-----END CERTIFICATE-----/g)) {
     blocks++;
     rest = rest.replace(m[0], '');
     let der: Uint8Array;
@@ -155,7 +159,7 @@ export function clientConfigurationProblem(value: unknown): ConfigurationProblem
   }
   const mqtt = value.mqtt;
   if (!isObject(mqtt)) return { field: 'mqtt', reason: 'is missing (an object with host and port)' };
-  if (typeof mqtt.host !== 'string' || !(isHostName(mqtt.host) || IPV6_LITERAL.test(mqtt.host))) return { field: 'mqtt.host', reason: 'must be a host name or an IP address' };
+  if (typeof mqtt.host !== 'string' || !(isHostName(mqtt.host) || isIpv6Literal(mqtt.host))) return { field: 'mqtt.host', reason: 'must be a host name or an IP address' };
   if (typeof mqtt.port !== 'number' || !Number.isInteger(mqtt.port) || mqtt.port < 1 || mqtt.port > 65535) return { field: 'mqtt.port', reason: 'must be an integer from 1 to 65535' };
   for (const key of ['username', 'password'] as const) {
     if (mqtt[key] !== undefined && (typeof mqtt[key] !== 'string' || (mqtt[key] as string).length > 256)) return { field: `mqtt.${key}`, reason: 'must be a string of at most 256 characters' };

@@ -44,7 +44,7 @@ export class ProvisioningMode {
     private readonly log: (level: 'info' | 'warning' | 'error', message: string) => void,
   ) {
     hal.radio.onStationAssociated((mac) => this.onStationAssociated(mac));
-    this.exchangeThrottle = new FailureThrottle('provisioning token exchange', () => hal.clock.now(), log);
+    this.exchangeThrottle = new FailureThrottle('provisioning token exchange', () => hal.clock.uptime(), log);
   }
 
   get active(): boolean {
@@ -72,7 +72,7 @@ export class ProvisioningMode {
     this.state = 'enabled';
     this.exchangeThrottle.reset();
     const ttlMs = this.settings.provisioningModeTtlSeconds * 1000;
-    this.expiresAtMs = this.hal.clock.now() + ttlMs;
+    this.expiresAtMs = this.hal.clock.uptime() + ttlMs;
     this.timer = this.hal.timers.setTimeout(() => void this.disable('timeout'), ttlMs);
     this.log('info', `provisioning mode on: ${this.allowlist.size} MACs allowed, ${this.settings.provisioningModeTtlSeconds} s`);
     this.hal.display.show(['Provisioning on', PROVISIONING_SSID, `${this.allowlist.size} MACs, ${Math.round(this.settings.provisioningModeTtlSeconds / 60)} min`]);
@@ -110,7 +110,7 @@ export class ProvisioningMode {
       ssid: PROVISIONING_SSID,
       password: this.password,
       bssid: this.hal.radio.softApBssid(),
-      expires_in: Math.max(0, Math.round((this.expiresAtMs - this.hal.clock.now()) / 1000)),
+      expires_in: Math.max(0, Math.round((this.expiresAtMs - this.hal.clock.uptime()) / 1000)),
       allowlist_size: this.allowlist.size,
     };
   }

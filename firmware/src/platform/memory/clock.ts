@@ -3,6 +3,8 @@ import type { Clock, Timers } from '../../hal/clock.ts';
 
 export class ManualClock implements Clock, Timers {
   private nowMs: number;
+  /** Advanced with the wall clock; untouched by setWall. */
+  private uptimeMs = 0;
   private nextId = 1;
   private readonly pending = new Map<number, { at: number; callback: () => void }>();
   isSynchronized = true;
@@ -13,6 +15,17 @@ export class ManualClock implements Clock, Timers {
 
   now(): number {
     return this.nowMs;
+  }
+
+  uptime(): number {
+    return this.uptimeMs;
+  }
+
+  /** Sets the wall clock as SNTP does (a jump); timers and uptime are not moved. */
+  setWall(ms: number): void {
+    const shift = ms - this.nowMs;
+    this.nowMs = ms;
+    for (const t of this.pending.values()) t.at += shift;
   }
 
   synchronized(): boolean {
@@ -38,10 +51,13 @@ export class ManualClock implements Clock, Timers {
       for (const [id, t] of this.pending) if (t.at <= until && (next === undefined || t.at < next.at)) [nextId, next] = [id, t];
       if (next === undefined || nextId === undefined) break;
       this.pending.delete(nextId);
-      this.nowMs = Math.max(this.nowMs, next.at);
+      const at = Math.max(this.nowMs, next.at);
+      this.uptimeMs += at - this.nowMs;
+      this.nowMs = at;
       next.callback();
       for (let i = 0; i < 50; i++) await Promise.resolve();
     }
+    this.uptimeMs += until - this.nowMs;
     this.nowMs = until;
   }
 }

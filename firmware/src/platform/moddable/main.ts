@@ -1,5 +1,5 @@
 // The firmware's entry on an ESP32-S3 (the manifest's creation.main): starts the board
-// (hal/start.ts). A virtual board's emulation of the SDK starts the same function (firmware/sim/).
+// (hal/start.ts), and on a virtual board, the same app built by the SDK for Linux (firmware/sdk-host/).
 import { errorText, startBoard } from './hal/start.ts';
 
 try {

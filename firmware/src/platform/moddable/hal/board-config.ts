@@ -1,6 +1,7 @@
 // The board's build-time configuration: the manifest's "config" (mcconfig writes it to the `mc/config`
 // module; `name=value` arguments on the mcconfig command line override it, as strings). Validated once
 // at start-up, defaults in one object; a bad value is reported with the value.
+import { defaultSettings, type FirmwareSettings } from '../../../core/settings.ts';
 import config from 'mc/config';
 import type { BuildKind, Role } from '../../../hal/system.ts';
 import { BOARD_HTTP_LIMITS, type ListenerLimits } from './http-limits.ts';
@@ -11,6 +12,11 @@ export interface ConsolePort {
   transmit: number;
   receive: number;
   baud: number;
+  /**
+   * The UART's device path where the port is a host's terminal (the SDK's Linux `embedded:io/serial`
+   * opens a path: a virtual board's build sets it, firmware/sdk-host); empty on a chip.
+   */
+  device: string;
 }
 
 export interface BoardConfig {
@@ -33,6 +39,16 @@ export interface BoardConfig {
   display: boolean;
   /** The listeners' limits (docs/board-http-limits.md): config "http" overrides them by name. */
   http: ListenerLimits;
+  /**
+   * Where the file system's paths start (config "file.root"): "/" on LittleFS; a virtual board's
+   * flash folder on the host (firmware/sdk-host).
+   */
+  fileRoot: string;
+  /**
+   * The core's build-time settings (core/settings.ts, spec 8), config "settings" by name: a rig's
+   * `build_settings` (shorter time-outs for a bench) are built in this way.
+   */
+  settings: Partial<FirmwareSettings>;
 }
 
 export const BOARD_DEFAULTS: Readonly<BoardConfig> = Object.freeze({
@@ -43,11 +59,13 @@ export const BOARD_DEFAULTS: Readonly<BoardConfig> = Object.freeze({
   uuid: '',
   crypto: 'psa',
   sntpHost: 'pool.ntp.org',
-  console: Object.freeze({ port: 0, transmit: 43, receive: 44, baud: 115_200 }),
+  console: Object.freeze({ port: 0, transmit: 43, receive: 44, baud: 115_200, device: '' }),
   cloudCaResource: '',
   ethernet: true,
   display: true,
   http: BOARD_HTTP_LIMITS,
+  fileRoot: '/',
+  settings: Object.freeze({}),
 });
 
 export class BoardConfigError extends Error {
@@ -95,6 +113,21 @@ function httpLimits(value: unknown, defaults: ListenerLimits): ListenerLimits {
   return limits;
 }
 
+/** config "settings": each a number from 0 up, named as core/settings.ts names them; another name is an error. */
+function firmwareSettings(value: unknown): Partial<FirmwareSettings> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null) throw new BoardConfigError(`config "settings" must be an object: ${JSON.stringify(value)}`);
+  const known = defaultSettings('production');
+  const settings: Record<string, number> = {};
+  for (const [name, v] of Object.entries(value)) {
+    if (!(name in known)) throw new BoardConfigError(`config "settings.${name}" is not a firmware setting: ${JSON.stringify(v)}`);
+    const n = typeof v === 'string' ? Number(v) : v;
+    if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new BoardConfigError(`config "settings.${name}" must be a number from 0 up: ${JSON.stringify(v)}`);
+    settings[name] = n;
+  }
+  return settings as Partial<FirmwareSettings>;
+}
+
 /** Validates `source` (mc/config by default: tests pass their own). */
 export function readBoardConfig(source: Record<string, unknown> = config): BoardConfig {
   const d = BOARD_DEFAULTS;
@@ -113,11 +146,14 @@ export function readBoardConfig(source: Record<string, unknown> = config): Board
       transmit: integer('console.transmit', c.transmit, d.console.transmit, 0, 48),
       receive: integer('console.receive', c.receive, d.console.receive, 0, 48),
       baud: integer('console.baud', c.baud, d.console.baud, 9_600, 2_000_000),
+      device: text('console.device', c.device, d.console.device, /^\/[A-Za-z0-9._/-]{1,127}$/),
     },
     cloudCaResource: text('cloud_ca', source.cloud_ca, d.cloudCaResource, /^[A-Za-z0-9._-]{1,64}$/),
     // A client has no W5500 whatever the manifest says (DESIGN.md: clients are Wi-Fi only).
     ethernet: role === 'controller' && flag('ethernet', source.ethernet, d.ethernet),
     display: flag('display', source.display, d.display),
     http: httpLimits(source.http, d.http),
+    settings: firmwareSettings(source.settings),
+    fileRoot: text('file.root', ((source.file ?? {}) as Record<string, unknown>).root, d.fileRoot, /^\/[A-Za-z0-9._/-]{0,127}$/),
   };
 }

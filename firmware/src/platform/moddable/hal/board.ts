@@ -1,7 +1,6 @@
-// The HAL of an ESP32-S3 board (and of a virtual board, over the emulated SDK in firmware/sim/),
+// The HAL of an ESP32-S3 board (and of a virtual board: this app built by the SDK for Linux, firmware/sdk-host/),
 // assembled from this folder's modules. Everything a module keeps lives in the objects made here (no module
-// state, no globals), so an emulation of the Moddable modules can run this same code for several
-// boards (DESIGN.md section 8).
+// state, no globals), and every module of ours is preloaded (frozen in flash).
 import Modules from 'modules';
 import Resource from 'Resource';
 import type { RandomSource } from '../../../core/crypto/pure.ts';
@@ -42,7 +41,7 @@ function boardCrypto(config: BoardConfig): CryptoHal {
 }
 
 export function createBoardHal(config: BoardConfig): BoardHal {
-  const storage = new LittleFsStorage();
+  const storage = new LittleFsStorage(config.fileRoot);
   const consoleHal = new UartConsole(config.console);
   const timers = new BoardTimers();
   let eventLog: FlashEventLog | undefined;

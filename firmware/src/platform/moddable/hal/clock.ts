@@ -25,6 +25,10 @@ export class SntpClock implements Clock {
     return Date.now();
   }
 
+  uptime(): number {
+    return Time.ticks;
+  }
+
   synchronized(): boolean {
     return this.isSynchronized;
   }

@@ -34,6 +34,7 @@ export class UartConsole implements SerialConsole {
         transmit: port.transmit,
         receive: port.receive,
         baud: port.baud,
+        ...(port.device ? { device: port.device } : {}),
         format: 'buffer',
         onReadable: (count) => this.received(count),
         onWritable: (count) => {

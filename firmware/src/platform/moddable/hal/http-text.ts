@@ -20,13 +20,9 @@ const REASONS: Readonly<Record<number, string>> = Object.freeze({
  */
 export class HttpRefusal extends DeviceError {
   override name = 'HttpRefusal';
-  constructor(
-    status: number,
-    code: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(status, code, message);
+  declare readonly headers: Record<string, string>;
+  constructor(status: number, code: string, message: string, headers: Record<string, string> = {}) {
+    super(status, code, message, undefined, headers);
   }
 }
 

@@ -1,6 +1,7 @@
 // Starting the firmware on a board: reads the build's configuration, assembles the HAL on Moddable
 // modules and boots the portable core. main.ts (the manifest's creation.main) calls it on an
-// ESP32-S3; a virtual board's emulation of the SDK calls the same function (firmware/sim/). Once the
+// ESP32-S3, and on a virtual board, whose firmware is this app built by the SDK for Linux
+// (firmware/sdk-host/, docs/moddable-emulation.md). Once the
 // core has booted (storage repaired, listeners serving) a new image confirms itself; if the start
 // fails while the image is still unconfirmed the board restarts, and the bootloader rolls back to
 // the previous image.
@@ -22,7 +23,8 @@ export function errorText(err: unknown): string {
 
 /** `source`: the build configuration (mc/config by default); `options`: the core's (a factory's admin password, settings). */
 export function startBoard(source?: Record<string, unknown>, options: DeviceOptions = {}): RunningBoard {
-  const board = createBoardHal(readBoardConfig(source));
+  const config = readBoardConfig(source);
+  const board = createBoardHal(config);
   const { hal, log } = board;
   const failed = (err: unknown) => {
     log('error', `the firmware did not start: ${errorText(err)}`);
@@ -31,7 +33,7 @@ export function startBoard(source?: Record<string, unknown>, options: DeviceOpti
   };
   let device: Device;
   try {
-    device = new Device(hal, options); // derives its keys: fails here when the eFuse key is not burned
+    device = new Device(hal, { ...options, settings: { ...config.settings, ...options.settings } }); // derives its keys: fails here when the eFuse key is not burned
   } catch (err) {
     const booted = Promise.reject(err).catch(failed);
     booted.catch(() => {});

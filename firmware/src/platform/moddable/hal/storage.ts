@@ -24,9 +24,20 @@ function parentFolders(path: string): string[] {
 }
 
 export class LittleFsStorage implements Storage {
+  /** The paths of the core ("/records/…") under the file system's root (config "file.root"). */
+  private readonly root: string;
+
+  constructor(root = '/') {
+    this.root = root.replace(/\/+$/, '');
+  }
+
+  private at(path: string): string {
+    return this.root + path;
+  }
+
   size(path: string): number | null {
-    if (!File.exists(path)) return null;
-    const file = new File(path);
+    if (!File.exists(this.at(path))) return null;
+    const file = new File(this.at(path));
     try {
       return file.length;
     } finally {
@@ -35,7 +46,7 @@ export class LittleFsStorage implements Storage {
   }
 
   read(path: string, offset: number, length: number): Uint8Array {
-    const file = new File(path);
+    const file = new File(this.at(path));
     try {
       const available = file.length - offset;
       if (available <= 0 || length <= 0) return new Uint8Array(0);
@@ -47,9 +58,9 @@ export class LittleFsStorage implements Storage {
   }
 
   create(path: string): FileWriter {
-    for (const folder of parentFolders(path)) Directory.create(folder); // LFS_ERR_EXIST is ignored
-    File.delete(path); // truncate: see the header
-    const file = new File(path, true);
+    for (const folder of parentFolders(path)) Directory.create(this.at(folder)); // LFS_ERR_EXIST is ignored
+    File.delete(this.at(path)); // truncate: see the header
+    const file = new File(this.at(path), true);
     return {
       // xs_file_write takes any buffer (xsmcGetBufferReadable): no copy of the chunk.
       write: (chunk) => file.write(asBuffer(chunk)),
@@ -58,18 +69,18 @@ export class LittleFsStorage implements Storage {
   }
 
   rename(from: string, to: string): void {
-    if (!File.rename(from, to)) throw new FlashError(`rename ${from} -> ${to} failed`);
+    if (!File.rename(this.at(from), this.at(to))) throw new FlashError(`rename ${from} -> ${to} failed`);
   }
 
   remove(path: string): boolean {
-    return File.delete(path);
+    return File.delete(this.at(path));
   }
 
   list(folder: string): string[] {
-    if (!File.exists(folder)) return [];
+    if (!File.exists(this.at(folder))) return [];
     const prefix = folder.endsWith('/') ? folder : `${folder}/`;
     const paths: string[] = [];
-    const entries = new Iterator(folder);
+    const entries = new Iterator(this.at(folder));
     for (let entry = entries.next(); entry !== undefined; entry = entries.next()) {
       if (entry.length === undefined || entry.name === '.' || entry.name === '..') continue;
       paths.push(prefix + entry.name);

@@ -1,0 +1,75 @@
+// The product's firmware as a virtual board flashes it: the one partition table
+// (firmware/partitions.csv) and ESP-IDF app images that carry the firmware built by the Moddable SDK
+// for the host (firmware/sdk-host/build.ts), one build per board configuration, as a fleet has a
+// build per product (a controller, a client, a debug build, a rig's build settings). Images are built
+// once per process for each configuration and version.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
+import { parsePartitionCsv } from '../image/partition-csv.ts';
+import type { PartitionEntry } from '../image/partition-table.ts';
+import { buildVirtualAppImage, DEFAULT_PROJECT_NAME } from '../image/virtual-payload.ts';
+import { hostFirmware, variantConfig, type HostVariant } from '../sdk-host/build.ts';
+import type { DeviceIdentity } from '../src/hal/system.ts';
+
+export const PARTITIONS_CSV = fileURLToPath(new URL('../partitions.csv', import.meta.url));
+export const DEFAULT_CHIP: ChipName = 'esp32s3';
+export const DEFAULT_FLASH_BYTES = 8 * 1024 * 1024;
+
+/** The controller's production build (the manifest's own config). */
+export const DEFAULT_VARIANT: HostVariant = { build: 'production', role: 'controller', hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', ethernet: true };
+
+/** The build a board of this identity runs (with a rig's build settings and listener limits). */
+export function variantOf(identity: Pick<DeviceIdentity, 'role' | 'hardwareClass' | 'productHex' | 'build' | 'ethernetMac'>, o: { settings?: Record<string, number>; http?: Record<string, number> } = {}): HostVariant {
+  return {
+    build: identity.build,
+    role: identity.role,
+    hardwareClass: identity.hardwareClass,
+    productHex: identity.productHex,
+    ethernet: identity.role === 'controller' && !!identity.ethernetMac,
+    ...(o.settings && Object.keys(o.settings).length > 0 ? { settings: o.settings } : {}),
+    ...(o.http && Object.keys(o.http).length > 0 ? { http: o.http } : {}),
+  };
+}
+
+/**
+ * The payload of an image that verifies but never comes up: not a shared object, so the loader cannot
+ * map it and the chip resets before the firmware has marked itself valid (a crash at start).
+ */
+export const UNLOADABLE_FIRMWARE = new TextEncoder().encode('not an ELF shared object: a firmware that cannot start\n');
+
+let partitions: PartitionEntry[] | undefined;
+const images = new Map<string, Promise<Uint8Array>>();
+const firmwares = new Map<string, Promise<Uint8Array>>();
+
+/** firmware/partitions.csv, parsed once. */
+export function productPartitions(): PartitionEntry[] {
+  partitions ??= parsePartitionCsv(readFileSync(PARTITIONS_CSV, 'utf8'), PARTITIONS_CSV);
+  return partitions.map((p) => ({ ...p }));
+}
+
+/** The SDK-built firmware of a configuration (mc.so), read once per process. */
+export function firmwareOf(variant: HostVariant = DEFAULT_VARIANT): Promise<Uint8Array> {
+  const key = JSON.stringify(variantConfig(variant));
+  let firmware = firmwares.get(key);
+  if (!firmware) {
+    firmware = hostFirmware(variant).then((f) => new Uint8Array(readFileSync(f.firmware)));
+    firmwares.set(key, firmware);
+    firmware.catch(() => firmwares.delete(key));
+  }
+  return firmware;
+}
+
+/** The app image of a configuration's firmware at `version` (the version goes into its esp_app_desc_t). */
+export function firmwareImage(version: string, o: { chip?: ChipSpec; projectName?: string; variant?: HostVariant } = {}): Promise<Uint8Array> {
+  const chip = o.chip ?? chipByName(DEFAULT_CHIP);
+  const variant = o.variant ?? DEFAULT_VARIANT;
+  const key = `${chip.name}/${o.projectName ?? DEFAULT_PROJECT_NAME}/${version}/${JSON.stringify(variantConfig(variant))}`;
+  let image = images.get(key);
+  if (!image) {
+    image = firmwareOf(variant).then((firmware) => buildVirtualAppImage({ chip, version, firmware, ...(o.projectName ? { projectName: o.projectName } : {}) }));
+    images.set(key, image);
+    image.catch(() => images.delete(key));
+  }
+  return image;
+}
