@@ -37,7 +37,15 @@ export function serveCommand(program: Command): void {
       const stop = stopSignal();
       if (config.workers > 1) {
         const { superviseWorkers } = await import('../../cloud/cluster/supervisor.ts');
-        const end = await superviseWorkers({ config, say: (line) => process.stderr.write(`${line}\n`), onListening: listening, stopSignal: stop });
+        let end: Awaited<ReturnType<typeof superviseWorkers>>;
+        try {
+          end = await superviseWorkers({ config, say: (line) => process.stderr.write(`${line}\n`), onListening: listening, stopSignal: stop });
+        } catch (err) {
+          // The store opened once by the supervisor, before any worker: said as in one process.
+          const { startProblem } = await import('../../cloud/start-problem.ts');
+          const problem = startProblem(err, config);
+          throw problem ? new ConfigError(problem) : err;
+        }
         // Carried to the exit code by tools/fleet.ts (errors with an exitCode).
         if (end.exitCode !== 0) throw Object.assign(new Error(end.problem ?? `exit ${end.exitCode}`), { exitCode: end.exitCode });
         return;
