@@ -90,13 +90,24 @@ export class Admission {
     this.bucketAt = b;
   }
 
-  /** Grants per second over the full buckets of the window (the current, partial one left out); 0 while not known. */
+  /**
+   * Grants per second over the full buckets of the window (the current, partial one left out), from
+   * the oldest one that had any: a gate that started granting a second ago (a storm's first uploads,
+   * after its OTA checks) drains at what it granted in that second, not at that spread over the whole
+   * window (which made the first refused devices of a storm wait up to 5 times too long, the gate
+   * idle meanwhile: docs/fleet-scale.md). 0 while not known.
+   */
   drainPerSecond(): number {
     this.advance(this.now());
     let sum = 0;
-    for (let i = 0; i < RATE_BUCKETS; i++) if (i !== this.bucket) sum += this.buckets[i]!;
+    let span = 0;
+    for (let k = 1; k < RATE_BUCKETS; k++) {
+      const n = this.buckets[(this.bucket + k) % RATE_BUCKETS]!; // oldest full bucket first
+      if (span > 0 || n > 0) span++;
+      sum += n;
+    }
     if (sum < RATE_MIN_GRANTS) return 0;
-    return sum / (((RATE_BUCKETS - 1) * RATE_BUCKET_MS) / 1000);
+    return sum / ((span * RATE_BUCKET_MS) / 1000);
   }
 
   /**

@@ -6,12 +6,13 @@ import { adminRoutes } from './admin/routes.ts';
 import { appconfigRoutes } from './appconfig/routes.ts';
 import { AppConfigService } from './appconfig/service.ts';
 import { Admission, type AdmissionStats } from './admission.ts';
+import { BodyPool } from './body-pool.ts';
 import { DeviceAuthenticator } from './auth/device-signature.ts';
 import { createTokenVerifier, type TokenVerifier } from './auth/jwt.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { sessionRoutes, superUserOrSession } from './console/session.ts';
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
-import { backupRoutes } from './backup/routes.ts';
+import { backupFastPath, backupPusher, backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
 import { ApiError } from './errors.ts';
 import type { CloudFunction } from './functions.ts';
@@ -19,9 +20,11 @@ import { healthRoutes } from './health.ts';
 import { errorMiddleware, renderError, sendJson } from './http.ts';
 import { JSON_BODY_LIMIT } from './json-body.ts';
 import { HTTP_LIMITS, type HttpLimits } from './limits.ts';
-import { jsonLineSink, LogLevels, LogRegistry, prettySink, type FunctionLogger, type LogSink } from './logging.ts';
+import { jsonLineSink, LOG_MAX_RECORDS_PER_SECOND, LogLevels, LogRegistry, prettySink, type FunctionLogger, type LogSink } from './logging.ts';
 import { openApiDocument } from './openapi.ts';
 import { auditTrail } from './admin/audit.ts';
+import { NO_PEERS, type Peers } from './cluster/peers.ts';
+import { workerLimits, workerShare } from './cluster/share.ts';
 import { HostedImages, imageRoutes } from './ota/image-routes.ts';
 import { MAX_IMAGE_BYTES } from './ota/release-checks.ts';
 import { OtaCheckRecorder } from './ota/inventory.ts';
@@ -43,6 +46,14 @@ export interface CloudDeps {
   verifyToken?: TokenVerifier;
   /** Override some HTTP limits (tests use short time-outs); HTTP_LIMITS otherwise. */
   limits?: Partial<HttpLimits>;
+  /**
+   * The workers of this `fleet serve` (docs/cloud-workers.md): this process's share of the service's
+   * bounds (gates, caches, log volume) is 1/workers of each; the peers hear of its changes. Default: 1, none.
+   */
+  workers?: number;
+  /** Which of them this process is, 1 to workers (GET /health says it). */
+  worker?: number;
+  peers?: Peers;
 }
 
 export interface Cloud {
@@ -83,16 +94,22 @@ export function functionForPath(path: string): CloudFunction | undefined {
 export function createCloud(deps: CloudDeps): Cloud {
   const { config } = deps;
   const now = deps.now ?? Date.now;
-  const limits: HttpLimits = { ...HTTP_LIMITS, ...deps.limits };
-  // Every route's store calls go through a bounded gate (503 store_saturated past it); the health
-  // check and the log-level refresh use the store directly, so they keep answering under load.
-  const { store, gate: storeGate } = guardStore(deps.store, {
+  const workers = deps.workers ?? 1;
+  const peers = deps.peers ?? NO_PEERS;
+  const limits: HttpLimits = workerLimits({ ...HTTP_LIMITS, ...deps.limits }, workers);
+  // A networked store's calls (PostgreSQL: its pool) go through a bounded gate (503 store_saturated
+  // past it); the health check and the log-level refresh use the store directly, so they keep
+  // answering under load. SQLite's calls are synchronous, and its writes that wait for another
+  // worker's lock wait in the store's own line, bounded in time (cloud/store/sqlite.ts): a gate in
+  // front of them only turned a short wait for the lock into 503s (docs/cloud-workers.md).
+  const storeLimits = {
     maxActive: limits.storeMaxActive,
     maxQueued: limits.storeMaxQueued,
     maxWaitMs: limits.storeMaxWaitMs,
     retryAfterSeconds: limits.retryAfterSeconds,
     retryAfterMaxSeconds: limits.retryAfterMaxSeconds,
-  });
+  };
+  const { store, gate: storeGate } = deps.store.kind === 'sqlite' ? { store: deps.store, gate: new Admission('store', storeLimits) } : guardStore(deps.store, storeLimits);
   const uploadGate = new Admission('upload', {
     maxActive: limits.uploadMaxActive,
     maxQueued: limits.uploadMaxQueued,
@@ -102,23 +119,23 @@ export function createCloud(deps: CloudDeps): Cloud {
   });
   const sink = deps.sink ?? (config.logFormat === 'pretty' ? prettySink() : jsonLineSink());
   const levels = new LogLevels(deps.store);
-  const logs = new LogRegistry(levels, sink, now);
+  const logs = new LogRegistry(levels, sink, now, workerShare(LOG_MAX_RECORDS_PER_SECOND, workers));
   const log = (fn: CloudFunction) => logs.logger(fn);
   const logFor = (req: Request): FunctionLogger | undefined => {
     const fn = functionForPath(req.path);
     return fn ? log(fn) : undefined;
   };
 
-  const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now, config.otaCacheBytes);
+  const ota = new OtaService(store, log('svc-func-ota'), config.otaCacheTtlMs, now, workerShare(config.otaCacheBytes, workers), peers);
   const auth = new DeviceAuthenticator(store, config.signatureWindowSeconds, now);
   const verifyToken = deps.verifyToken ?? createTokenVerifier(config.jwt);
   // A bearer token, or the operator console's session cookie (with its CSRF defence): docs/operator-console.md.
   const superUser = superUserOrSession(verifyToken);
-  const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now);
+  const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now, peers);
   const releases = new ReleaseService(store, ota, log('svc-func-admin'), now);
   const inventory = new OtaCheckRecorder(store, log('svc-func-ota'), now, (failed) => releases.pauseOverThreshold(failed));
   ota.onCheck = (seen) => inventory.record(seen);
-  const images = new HostedImages(store, ota, config.imageCacheBytes);
+  const images = new HostedImages(store, ota, workerShare(config.imageCacheBytes, workers));
   const startedAtMs = Date.now();
 
   const app = express();
@@ -151,11 +168,14 @@ export function createCloud(deps: CloudDeps): Cloud {
   const jsonBody = express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false });
   app.use(['/admin', '/appconfig'], superUser, auditTrail(store, log('svc-func-admin'), now), jsonBody);
   app.use('/console/session', auditTrail(store, log('svc-func-admin'), now), jsonBody);
-  app.use(healthRoutes(deps.store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION));
+  app.use(healthRoutes(deps.store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION, { worker: deps.worker ?? 1, workers }));
   app.get('/openapi.json', (_req, res) => sendJson(res, 200, openApiDocument));
   app.use(otaRoutes(ota));
   app.use(imageRoutes(images, log('svc-func-ota')));
-  app.use(backupRoutes({ store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }));
+  // Room for every upload at work to give its body back (64 KB bodies), within 8 MiB.
+  const bodies = new BodyPool(Math.min(8 * 1024 * 1024, limits.uploadMaxActive * 64 * 1024));
+  const backupDeps = { store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate, bodies };
+  app.use(backupRoutes(backupDeps));
   app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
   app.use(
     adminRoutes({ store, releases, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
@@ -166,6 +186,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   app.use(errorMiddleware(logFor));
 
   const fast = config.otaFastPath ? otaFastPath(ota, log('svc-func-ota')) : () => false;
+  const fastPush = backupFastPath(backupPusher(backupDeps), log('svc-func-backup'));
   // Whatever Express leaves unanswered (a target its router cannot parse, an error in the error
   // middleware itself) is answered here, as JSON, instead of by Express's HTML finalhandler.
   const finalHandler = (req: IncomingMessage, res: ServerResponse) => (err?: unknown) => {
@@ -189,6 +210,7 @@ export function createCloud(deps: CloudDeps): Cloud {
       renderError(res, err, log('svc-func-ota'));
       return;
     }
+    if (fastPush(req, res)) return;
     (app as unknown as (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void)(req, res, finalHandler(req, res));
   };
 

@@ -3,6 +3,7 @@
 // (`PORT: expected a whole number from 0 to 65535, got "eighty"`).
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static } from '@sinclair/typebox';
@@ -10,6 +11,9 @@ import { anyCase, checker, describeProblem, EXPECTED } from './schema/validator.
 
 const whole = (min: number, max: number, dflt: number, description: string) =>
   Type.Integer({ minimum: min, maximum: max, default: dflt, description, [EXPECTED]: `a whole number from ${min} to ${max}` });
+
+/** The most worker processes one `fleet serve` starts (WORKERS). */
+export const MAX_WORKERS = 256;
 
 /** The environment the cloud reads, with every default, declared once. */
 export const ConfigEnv = Type.Object({
@@ -45,6 +49,11 @@ export const ConfigEnv = Type.Object({
     description: 'Answer GET /ota/... before Express (docs/ota-fast-path.md); 0 routes it through Express',
     [EXPECTED]: '1 or 0 (true/false)',
   }),
+  // No default in the schema: it is the machine's, os.availableParallelism() (docs/cloud-workers.md).
+  WORKERS: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_WORKERS, description: 'Worker processes of one `fleet serve` (default: the cores this process may use; 1: one process, no supervisor)', [EXPECTED]: `a whole number from 1 to ${MAX_WORKERS}` }),
+  ),
+  SHUTDOWN_TIMEOUT_MS: whole(0, 600_000, 20_000, 'On SIGTERM, how long requests in flight may take to finish before their connections are closed'),
 });
 type ConfigEnvValues = Static<typeof ConfigEnv>;
 
@@ -96,6 +105,9 @@ export interface CloudConfig {
   imageCacheBytes: number;
   inventoryFlushMs: number;
   consoleDir: string;
+  /** Processes serving the port (docs/cloud-workers.md); 1: this process alone. */
+  workers: number;
+  shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -128,6 +140,21 @@ export function resolveJwtSecret(env: Env, opts: { create: boolean }): { secret:
   return { secret: new TextEncoder().encode(text), source: file };
 }
 
+/** An SQLite database that lives in one process's memory (or a temporary file of one connection). */
+const PRIVATE_SQLITE = /^(sqlite:(\/\/)?)?(:memory:)?(#.*)?$/;
+
+/**
+ * WORKERS, or the cores this process may use. A database private to one process can have one
+ * worker only: the default becomes 1, an explicit WORKERS above 1 is refused.
+ */
+function workerCount(workers: number | undefined, databaseUrl: string): number {
+  if (!PRIVATE_SQLITE.test(databaseUrl)) return workers ?? Math.min(MAX_WORKERS, availableParallelism());
+  if (workers !== undefined && workers > 1) {
+    throw new ConfigError(`WORKERS: ${workers} workers cannot share DATABASE_URL ${JSON.stringify(databaseUrl)}, a database in one process's memory; set WORKERS=1 or give a database file`);
+  }
+  return 1;
+}
+
 export function loadConfig(env: Env = process.env): CloudConfig {
   const e = readEnv(env);
   const { JWT_GROUPS_CLAIM: groupsClaim, JWT_SUPERUSER_GROUP: superuserGroup } = e;
@@ -153,5 +180,7 @@ export function loadConfig(env: Env = process.env): CloudConfig {
     imageCacheBytes: e.IMAGE_CACHE_BYTES,
     inventoryFlushMs: e.INVENTORY_FLUSH_MS,
     consoleDir: resolve(e.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR),
+    workers: workerCount(e.WORKERS, e.DATABASE_URL),
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };
 }

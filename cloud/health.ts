@@ -5,7 +5,7 @@ import { route, sendJson } from './http.ts';
 import type { FunctionLogger } from './logging.ts';
 import type { CloudStore } from './store/types.ts';
 
-export function healthRoutes(store: CloudStore, log: FunctionLogger, startedAtMs: number, version: string): Router {
+export function healthRoutes(store: CloudStore, log: FunctionLogger, startedAtMs: number, version: string, process: { worker: number; workers: number }): Router {
   const router = Router();
   router.get(
     '/health',
@@ -23,6 +23,8 @@ export function healthRoutes(store: CloudStore, log: FunctionLogger, startedAtMs
         version,
         uptime_seconds: Math.round((Date.now() - startedAtMs) / 1000),
         store: { kind: store.kind, state: storeState },
+        worker: process.worker,
+        workers: process.workers,
       });
     }),
   );

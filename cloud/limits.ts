@@ -44,7 +44,7 @@ export const HTTP_LIMITS: HttpLimits = {
   storeMaxQueued: 2048,
   storeMaxWaitMs: 5_000,
   uploadMaxActive: 64,
-  uploadMaxQueued: 2048,
+  uploadMaxQueued: 4096,
   uploadMaxWaitMs: 20_000,
   retryAfterSeconds: 2,
   retryAfterMaxSeconds: 30,

@@ -191,17 +191,17 @@ export interface UploadBody {
  * Limits: never more than `limitBytes` kept; past it the rest is read away up to `discardBytes` so
  * that the client reads its 413, then BodyTooLargeError (a client that goes on past that is
  * disconnected); a client that closes mid-body is ClientAbortedError; one that sends nothing for
- * `idleTimeoutMs`, BodyIdleTimeoutError.
+ * `idleTimeoutMs`, BodyIdleTimeoutError. `alloc` gives the Buffer of the declared size (a pool's).
  */
 export function readUploadBody(
   req: IncomingMessage,
   limitBytes: number,
-  opts: { keep?: boolean; discardBytes?: number; idleTimeoutMs?: number } = {},
+  opts: { keep?: boolean; discardBytes?: number; idleTimeoutMs?: number; alloc?: (size: number) => Buffer } = {},
 ): Promise<UploadBody> {
   const keep = opts.keep ?? true;
   const discardBytes = opts.discardBytes ?? 4 * 1024 * 1024;
   const declared = Number(req.headers['content-length']);
-  let exact = keep && Number.isSafeInteger(declared) && declared >= 0 && declared <= limitBytes ? Buffer.allocUnsafe(declared) : null;
+  let exact = keep && Number.isSafeInteger(declared) && declared >= 0 && declared <= limitBytes ? (opts.alloc ?? Buffer.allocUnsafe)(declared) : null;
   // A client gone before its body was asked for (it closed while the request waited for an upload
   // slot or for authentication) sends no more events: without this the read would wait for the idle
   // time-out, holding its upload slot and, at shutdown, the process (docs/fleet-scale.md).

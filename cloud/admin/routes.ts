@@ -132,7 +132,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
       const { groups } = checked(checkGroups, requireJsonBody(req), 'invalid_device_groups');
       if (!(await store.setDeviceGroups(uuid, groups))) throw new ApiError('device_not_found');
       // Rollouts by group read their members when a track loads: every track is reloaded.
-      deps.releases.groupsChanged();
+      await deps.releases.groupsChanged();
       log.info('device groups set', { uuid, groups, by: who(res) });
       const [device] = await store.listInventory({ uuid, limit: 1 });
       sendJson(res, 200, inventoryView(device!));

@@ -1,6 +1,7 @@
 // Runtime configuration of the cloud's own functions (spec 2.7, 3.4; DESIGN.md section 4): stage with
 // PATCH, deploy (the level applies at once, then the deployment bakes for APPCONFIG_DEPLOY_SECONDS,
 // during which deploy and DELETE answer 409), delete (back to WARNING).
+import { NO_PEERS, type Peers } from '../cluster/peers.ts';
 import { ApiError } from '../errors.ts';
 import {
   CLOUD_FUNCTIONS,
@@ -72,7 +73,18 @@ export class AppConfigService {
     private readonly levels: LogLevels,
     private readonly deploySeconds: number,
     private readonly now: () => number,
-  ) {}
+    private readonly peers: Peers = NO_PEERS,
+  ) {
+    peers.onEvent(async (event) => {
+      if (event.kind === 'log-levels-changed') await this.levels.refresh();
+    });
+  }
+
+  /** The deployed levels changed: read again here, and on every other worker before answering (DESIGN.md 4: "on every instance at once"). */
+  private async levelsChanged(): Promise<void> {
+    await this.levels.refresh();
+    await this.peers.broadcast({ kind: 'log-levels-changed' });
+  }
 
   view(state: FunctionConfigState): FunctionConfigView {
     const nowMs = this.now();
@@ -112,7 +124,7 @@ export class AppConfigService {
       }
       throw new ApiError('no_staged_configuration', { function_name: fn });
     }
-    await this.levels.refresh();
+    await this.levelsChanged();
     return this.view(result.state);
   }
 
@@ -123,6 +135,6 @@ export class AppConfigService {
         ? new ApiError('deployment_in_progress', { function_name: fn })
         : new ApiError('configuration_not_found', { function_name: fn });
     }
-    await this.levels.refresh();
+    await this.levelsChanged();
   }
 }

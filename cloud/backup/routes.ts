@@ -1,11 +1,16 @@
 // Encrypted device backups (spec 2.2, 4.1, 5.1, 7): POST, GET and DELETE /devices/{uuid}/backup, all
 // authenticated by the device signature headers. The cloud never sees plaintext: it checks the FFCE
 // framing, stores the blob with its plaintext ETag as metadata, and records last_backup_date.
-import { Router, type Request, type Response } from 'express';
+// The push (POST) is what a boot storm sends: devices' usual request is answered by `backupFastPath`
+// in the node:http listener, in front of Express, with the same function as the Express route
+// (docs/fleet-scale.md: Express's share of an upload, measured against the fair limit).
+import { Router, type Request } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DeviceAuthenticator, parseSignedHeaders } from '../auth/device-signature.ts';
 import type { Admission } from '../admission.ts';
+import type { BodyPool } from '../body-pool.ts';
 import { ApiError } from '../errors.ts';
-import { BodyTooLargeError, route, sendJson } from '../http.ts';
+import { BodyTooLargeError, renderError, route, sendJson } from '../http.ts';
 import type { FunctionLogger } from '../logging.ts';
 import { UuidParams } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
@@ -23,6 +28,8 @@ export interface BackupRoutesDeps {
   bodyIdleTimeoutMs: number;
   /** Bounds the uploads at work (each may hold a body): 503 store_saturated past it (docs/fleet-scale.md). */
   uploads?: Admission;
+  /** Where bodies are read into and given back to once stored (cloud/body-pool.ts). */
+  bodies?: BodyPool;
 }
 
 const checkUuid = checker(UuidParams);
@@ -31,47 +38,46 @@ function pathUuid(req: Request): string {
   return checked(checkUuid, { uuid: req.params.uuid }, 'invalid_uuid').uuid;
 }
 
-export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads }: BackupRoutesDeps): Router {
-  const router = Router();
-
-  router.post(
-    '/devices/:uuid/backup',
-    route(async (req, res) => {
-      const uuid = pathUuid(req);
-      const signed = parseSignedHeaders(req.headers, uuid);
-      const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      if (contentType !== 'application/octet-stream') {
-        throw new ApiError('invalid_content_type', { content_type: req.headers['content-type']?.slice(0, 128) ?? null });
-      }
-      const etagHeader = req.headers.etag;
-      const etag = etagHeader === undefined ? null : parseEtag(etagHeader, 'etag');
-      const ifNoneMatch = req.headers['if-none-match'] === undefined ? null : parseIfNoneMatch(req.headers['if-none-match'], 'if-none-match');
-      // Size limit before any work: a declared length over the limit is refused before authentication.
-      const declared = req.headers['content-length'];
-      if (declared !== undefined && Number(declared) > MAX_BACKUP_BYTES) {
-        throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: Number(declared) });
-      }
-      // spec 4.1: If-None-Match is evaluated only when ETag is present too; equal to the stored ETag
-      // means 304 and nothing is written. Decided once, here, from the stored metadata read before
-      // authentication (the answer still waits for it): a push that will be a 304 holds no body and
-      // takes no upload slot. Any other push holds a slot of the upload gate from authentication to
-      // the store write, so the bodies in memory at once are bounded, and past the gate's queue the
-      // device is told to come back (503; docs/fleet-scale.md).
-      const stored = etag !== null && ifNoneMatch !== null ? await store.getBackupMeta(uuid) : null;
-      const unchangedEtag = stored?.etag && ifNoneMatch !== null && etagMatches(stored.etag, ifNoneMatch) ? stored.etag : null;
-      const release = unchangedEtag === null && uploads ? await uploads.acquire() : undefined;
-      try {
-        await storeUpload(req, res, uuid, signed, etag, unchangedEtag);
-      } finally {
-        release?.();
-      }
-    }),
-  );
+/**
+ * POST /devices/{uuid}/backup, on node's request and response (the Express route and the fast path
+ * both call it): checks, the 304 decision, the upload gate, authentication, the body, the write.
+ */
+export function backupPusher({ store, auth, log, now, bodyIdleTimeoutMs, uploads, bodies }: BackupRoutesDeps): (req: IncomingMessage, res: ServerResponse, pathUuid: string) => Promise<void> {
+  return async (req, res, rawUuid) => {
+    const uuid = checked(checkUuid, { uuid: rawUuid }, 'invalid_uuid').uuid;
+    const signed = parseSignedHeaders(req.headers, uuid);
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (contentType !== 'application/octet-stream') {
+      throw new ApiError('invalid_content_type', { content_type: req.headers['content-type']?.slice(0, 128) ?? null });
+    }
+    const etagHeader = req.headers.etag;
+    const etag = etagHeader === undefined ? null : parseEtag(etagHeader, 'etag');
+    const ifNoneMatch = req.headers['if-none-match'] === undefined ? null : parseIfNoneMatch(req.headers['if-none-match'], 'if-none-match');
+    // Size limit before any work: a declared length over the limit is refused before authentication.
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > MAX_BACKUP_BYTES) {
+      throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: Number(declared) });
+    }
+    // spec 4.1: If-None-Match is evaluated only when ETag is present too; equal to the stored ETag
+    // means 304 and nothing is written. Decided once, here, from the stored metadata read before
+    // authentication (the answer still waits for it): a push that will be a 304 holds no body and
+    // takes no upload slot. Any other push holds a slot of the upload gate from authentication to
+    // the store write, so the bodies in memory at once are bounded, and past the gate's queue the
+    // device is told to come back (503; docs/fleet-scale.md).
+    const stored = etag !== null && ifNoneMatch !== null ? await store.getBackupMeta(uuid) : null;
+    const unchangedEtag = stored?.etag && ifNoneMatch !== null && etagMatches(stored.etag, ifNoneMatch) ? stored.etag : null;
+    const release = unchangedEtag === null && uploads ? await uploads.acquire() : undefined;
+    try {
+      await storeUpload(req, res, uuid, signed, etag, unchangedEtag);
+    } finally {
+      release?.();
+    }
+  };
 
   /** After authentication: a 304 when `unchangedEtag` is set (the body only read away), else the blob stored. */
   async function storeUpload(
-    req: Request,
-    res: Response,
+    req: IncomingMessage,
+    res: ServerResponse,
     uuid: string,
     signed: ReturnType<typeof parseSignedHeaders>,
     etag: string | null,
@@ -80,7 +86,7 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
     await auth.authenticate(signed);
     const readBody = async (keep: boolean): Promise<UploadBody> => {
       try {
-        return await readUploadBody(req, MAX_BACKUP_BYTES, { keep, idleTimeoutMs: bodyIdleTimeoutMs });
+        return await readUploadBody(req, MAX_BACKUP_BYTES, { keep, idleTimeoutMs: bodyIdleTimeoutMs, ...(bodies ? { alloc: (n: number) => bodies.take(n) } : {}) });
       } catch (err) {
         if (err instanceof BodyTooLargeError) throw new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES });
         throw err;
@@ -95,7 +101,8 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
       }
       log.debug('backup unchanged', { uuid, etag: unchangedEtag });
       res.setHeader('etag', formatEtag(unchangedEtag));
-      res.status(304).end();
+      res.statusCode = 304;
+      res.end();
       return;
     }
     const blob = (await readBody(true)).body!;
@@ -103,11 +110,46 @@ export function backupRoutes({ store, auth, log, now, bodyIdleTimeoutMs, uploads
       throw new ApiError('invalid_backup_format', { min_bytes: FFCE_MIN_BYTES, received_bytes: blob.length });
     }
     const at = new Date(now()).toISOString();
-    const meta = await store.putBackup(uuid, blob, etag, at); // gives the blob up (moved to the store's writer)
+    // The store reads the blob until this settles (or moves it to its writer thread); then it is reused.
+    const meta = await store.putBackup(uuid, blob, etag, at).finally(() => bodies?.give(blob));
     log.info('backup stored', { uuid, size: meta.size, etag });
     if (etag) res.setHeader('etag', formatEtag(etag));
     sendJson(res, 200, { message: 'Backup stored', last_backup_date: meta.lastBackupDate });
   }
+}
+
+/** `/devices/{uuid}/backup` exactly as devices send it: the raw UUID segment; undefined for any other target. */
+export function canonicalPushUuid(url: string): string | undefined {
+  if (!url.startsWith('/devices/') || !url.endsWith('/backup')) return undefined;
+  const segment = url.slice('/devices/'.length, -'/backup'.length);
+  // Anything Express would decode or match differently (encoding, a query, more segments) goes to Express.
+  return segment === '' || /[/%?#]/.test(segment) ? undefined : segment;
+}
+
+/**
+ * Answers `POST /devices/{uuid}/backup` (the canonical target, nothing to decode) before Express and
+ * returns true; anything else returns false, and Express answers with the same function. With DEBUG
+ * on for svc-func-backup, Express answers every push (its per-request DEBUG line).
+ */
+export function backupFastPath(push: ReturnType<typeof backupPusher>, log: FunctionLogger): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    const url = req.url;
+    if (req.method !== 'POST' || url === undefined) return false;
+    const uuid = canonicalPushUuid(url);
+    if (uuid === undefined || log.enabled('DEBUG')) return false;
+    push(req, res, uuid).catch((err: unknown) => renderError(res, err, log, { method: 'POST', path: url.slice(0, 256) }));
+    return true;
+  };
+}
+
+export function backupRoutes(deps: BackupRoutesDeps): Router {
+  const { store, auth, log } = deps;
+  const router = Router();
+  const push = backupPusher(deps);
+  router.post(
+    '/devices/:uuid/backup',
+    route(async (req, res) => push(req, res, req.params.uuid as string)),
+  );
 
   router.get(
     '/devices/:uuid/backup',
@@ -151,7 +193,7 @@ function etagMatches(stored: string, ifNoneMatch: NonNullable<ReturnType<typeof 
   return ifNoneMatch === '*' || ifNoneMatch.includes(stored);
 }
 
-function setBackupHeaders(res: Response, etag: string | null, lastBackupDate: string): void {
+function setBackupHeaders(res: ServerResponse, etag: string | null, lastBackupDate: string): void {
   if (etag) res.setHeader('etag', formatEtag(etag));
   res.setHeader('last-modified', new Date(lastBackupDate).toUTCString());
   res.setHeader('x-last-backup-date', lastBackupDate);

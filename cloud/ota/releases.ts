@@ -2,7 +2,8 @@
 // metadata (the image elsewhere) or from an image the cloud then hosts (docs/firmware-images.md),
 // revoke it, and steer its staged rollout (docs/staged-rollouts.md), including the pause a rollout
 // takes by itself when failed installs reach its error threshold. Every write invalidates the track
-// in the OTA answer cache of this instance; other instances see it within OTA_CACHE_TTL_MS.
+// in the OTA answer cache of this instance's workers before it is answered; other instances see it
+// within OTA_CACHE_TTL_MS.
 import { createHash } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { ChipSpec } from '../../firmware/image/chips.ts';
@@ -64,7 +65,7 @@ export class ReleaseService {
     const at = this.iso();
     const created = await this.store.createRelease({ ...t, ...image, version, status: 'RELEASED', releasedAt: at }, rollout ? { rollout: this.newRollout(t, version, rollout, at) } : {});
     if (!created) throw new ApiError('release_exists', { version });
-    this.ota.invalidate(t);
+    await this.ota.changed(t);
     return created;
   }
 
@@ -96,19 +97,19 @@ export class ReleaseService {
     };
     const created = await this.store.createRelease(release, { image: r.image, ...(r.rollout ? { rollout: this.newRollout(t, version, r.rollout, at) } : {}) });
     if (!created) throw new ApiError('release_exists', { version });
-    this.ota.invalidate(t);
+    await this.ota.changed(t);
     return created;
   }
 
   /** Device groups changed: a rollout by group must see its new members (every track reloads). */
-  groupsChanged(): void {
-    this.ota.invalidate();
+  async groupsChanged(): Promise<void> {
+    await this.ota.changed();
   }
 
   async revoke(t: ReleaseTrack, version: string): Promise<FirmwareRelease> {
     const revoked = await this.store.revokeRelease(t, version, this.iso());
     if (!revoked) throw new ApiError('release_not_found', { version });
-    this.ota.invalidate(t);
+    await this.ota.changed(t);
     return revoked;
   }
 
@@ -150,7 +151,7 @@ export class ReleaseService {
     }
     const saved = await this.store.putRollout(next);
     if (!saved) throw new ApiError('release_not_found', { version });
-    this.ota.invalidate(t);
+    await this.ota.changed(t);
     return { view: this.view(saved, await this.store.outcomeCounts(t, version)), created: !existing };
   }
 
@@ -161,7 +162,7 @@ export class ReleaseService {
     const paused =
       (await this.store.updateRollout(t, version, { state: 'paused', percent: effectivePercent(current, this.now()), anchorAtMs: this.now(), pausedReason: reason, updatedAt: this.iso() }, 'active')) ??
       current;
-    this.ota.invalidate(t);
+    await this.ota.changed(t);
     return this.view(paused, await this.store.outcomeCounts(t, version));
   }
 
@@ -170,14 +171,14 @@ export class ReleaseService {
     const current = (await this.store.listRollouts(t)).find((x) => x.version === version);
     if (!current) throw new ApiError('rollout_not_found', { version });
     const resumed = (await this.store.updateRollout(t, version, { state: 'active', anchorAtMs: this.now(), pausedReason: null, updatedAt: this.iso() }, 'paused')) ?? current;
-    this.ota.invalidate(t);
+    await this.ota.changed(t);
     return this.view(resumed, await this.store.outcomeCounts(t, version));
   }
 
   /** Ends the rollout: the release is then answered to every device as the spec says. */
   async deleteRollout(t: ReleaseTrack, version: string): Promise<void> {
     if (!(await this.store.deleteRollout(t, version))) throw new ApiError('rollout_not_found', { version });
-    this.ota.invalidate(t);
+    await this.ota.changed(t);
   }
 
   /** After a flush of OTA checks with failures: pause every active rollout over its error threshold. */
@@ -192,7 +193,7 @@ export class ReleaseService {
       const at = this.iso();
       const paused = await this.store.updateRollout(track, version, { state: 'paused', percent: effectivePercent(rollout, this.now()), anchorAtMs: this.now(), pausedReason: reason, updatedAt: at }, 'active');
       if (!paused) continue; // another instance paused it first
-      this.ota.invalidate(track);
+      await this.ota.changed(track);
       this.log.warning('rollout paused on errors', { class: track.class, product_hex: track.productHex, application: track.application, version, failed: counts.failed, succeeded: counts.succeeded });
       await this.store.appendAudit({
         at,

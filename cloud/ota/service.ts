@@ -2,11 +2,13 @@
 // a cache of release tracks and of the serialized answers, because every device of the fleet polls it.
 // Answers are keyed by the normalized track and current_version only, and held in a byte budget,
 // least recently used out (docs/cloud-limits.md): no request, however junky, grows memory past it.
-// Admin writes on this instance invalidate the cache at once; writes by another instance sharing the
-// store are seen within OTA_CACHE_TTL_MS.
+// Admin writes invalidate the cache at once on this instance and on the other workers of its `fleet
+// serve` (before the write is answered: docs/cloud-workers.md); writes by another instance sharing
+// the store are seen within OTA_CACHE_TTL_MS.
 // A device that says who it is (X-Device-UUID) is answered according to the staged rollouts of its
 // track (docs/staged-rollouts.md), and its check is handed to `onCheck` for the inventory
 // (docs/device-inventory.md); a track without a rollout is answered as before, whoever asks.
+import { NO_PEERS, type Peers } from '../cluster/peers.ts';
 import { ApiError } from '../errors.ts';
 import type { FunctionLogger } from '../logging.ts';
 import type { CloudStore, FirmwareRelease, ReleaseTrack, Rollout } from '../store/types.ts';
@@ -110,11 +112,24 @@ export class OtaService {
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     cacheBudgetBytes: number = DEFAULT_OTA_CACHE_BYTES,
+    private readonly peers: Peers = NO_PEERS,
   ) {
     this.answers = new ByteBudgetLru(cacheBudgetBytes);
+    peers.onEvent(async (event) => {
+      if (event.kind === 'ota-changed') this.invalidate(event.track ?? undefined);
+    });
   }
 
-  /** Forget what is cached for a track (after a release or revocation on this instance). */
+  /**
+   * A track changed (every track when none is named), written by this worker: forgotten here and on
+   * the other workers of this serve; resolves once they all have, so the write's answer comes after.
+   */
+  async changed(track?: ReleaseTrack): Promise<void> {
+    this.invalidate(track);
+    await this.peers.broadcast({ kind: 'ota-changed', track: track ?? null });
+  }
+
+  /** Forget what is cached for a track in this process. */
   invalidate(track?: ReleaseTrack): void {
     this.generation++;
     if (track) this.tracks.delete(trackKey(track));

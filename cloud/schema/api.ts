@@ -329,6 +329,8 @@ export const Health = Type.Object(
     version: Type.String(),
     uptime_seconds: Type.Integer(),
     store: Type.Object({ kind: Type.String(), state: Type.Union([Type.Literal('ok'), Type.Literal('failing')]) }, { additionalProperties: false }),
+    worker: Type.Integer({ minimum: 1, description: 'The worker process of this `fleet serve` that answered, 1 to workers (docs/cloud-workers.md)' }),
+    workers: Type.Integer({ minimum: 1, description: 'Worker processes of this `fleet serve` (WORKERS)' }),
   },
   { title: 'Health', additionalProperties: false },
 );

@@ -1,4 +1,5 @@
 // One async factory picks the store from DATABASE_URL and imports it lazily.
+import { workerShare } from '../cluster/share.ts';
 import type { CloudStore } from './types.ts';
 
 export type { CloudStore } from './types.ts';
@@ -7,10 +8,11 @@ export class UnsupportedDatabaseError extends Error {
   override name = 'UnsupportedDatabaseError';
 }
 
-export async function openStore(databaseUrl: string): Promise<CloudStore> {
+/** `workers`: the processes of this serve that open the store each (docs/cloud-workers.md). */
+export async function openStore(databaseUrl: string, opts: { workers?: number } = {}): Promise<CloudStore> {
   if (/^postgres(ql)?:\/\//i.test(databaseUrl)) {
-    const { PostgresStore } = await import('./postgres.ts');
-    return PostgresStore.connect(databaseUrl);
+    const { PostgresStore, POOL_SIZE } = await import('./postgres.ts');
+    return PostgresStore.connect(databaseUrl, { poolSize: workerShare(POOL_SIZE, opts.workers ?? 1, 2) });
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl) && !databaseUrl.startsWith('sqlite:')) {
     throw new UnsupportedDatabaseError(`DATABASE_URL has an unknown scheme: ${JSON.stringify(databaseUrl)}`);

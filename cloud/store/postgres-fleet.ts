@@ -173,6 +173,7 @@ export class PostgresFleetTables {
             [...trackArgs(w.outcome.track), w.outcome.version, w.uuid, w.outcome.result, w.at],
           );
         }
+        // An older check flushed after a newer one (by another worker) never replaces it.
         await c.query(
           `INSERT INTO device_inventory (uuid, last_check_at, last_check_version, last_check_class, last_check_product_hex,
              last_check_application, offered_version, offered_from, offered_at)
@@ -180,7 +181,8 @@ export class PostgresFleetTables {
            ON CONFLICT (uuid) DO UPDATE SET last_check_at = EXCLUDED.last_check_at, last_check_version = EXCLUDED.last_check_version,
              last_check_class = EXCLUDED.last_check_class, last_check_product_hex = EXCLUDED.last_check_product_hex,
              last_check_application = EXCLUDED.last_check_application, offered_version = EXCLUDED.offered_version,
-             offered_from = EXCLUDED.offered_from, offered_at = EXCLUDED.offered_at`,
+             offered_from = EXCLUDED.offered_from, offered_at = EXCLUDED.offered_at
+           WHERE EXCLUDED.last_check_at >= device_inventory.last_check_at`,
           [w.uuid, w.at, w.version, ...trackArgs(w.track), w.offer?.version ?? null, w.offer?.fromVersion ?? null, w.offer ? w.at : null],
         );
         if (w.offer) {

@@ -75,6 +75,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
 ];
 
 const NONCE_PURGE_EVERY = 256;
+/** Connections of one process; the workers of a serve divide it among them (at least 2 each). */
+export const POOL_SIZE = 10;
 /** One advisory-lock key space for migrations, another per appconfig function. */
 const MIGRATION_LOCK = 0x464c4545; // "FLEE"
 
@@ -87,9 +89,12 @@ export class PostgresStore implements CloudStore {
     this.fleet = new PostgresFleetTables(pool, (fn) => this.tx(fn));
   }
 
-  /** Connects, and migrates the schema (one instance at a time, under an advisory lock). */
-  static async connect(url: string): Promise<PostgresStore> {
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
+  /**
+   * Connects, and migrates the schema (one instance at a time, under an advisory lock). `poolSize`:
+   * connections of this process (POOL_SIZE; a worker of a serve takes its share, docs/cloud-workers.md).
+   */
+  static async connect(url: string, opts: { poolSize?: number } = {}): Promise<PostgresStore> {
+    const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? POOL_SIZE });
     const store = new PostgresStore(pool);
     try {
       await store.migrate();

@@ -73,6 +73,8 @@ export class SqliteFleetTables {
       deviceExists: db.prepare<[string], { one: number }>(`SELECT 1 AS one FROM devices WHERE uuid = ?`),
       deleteGroups: db.prepare(`DELETE FROM device_groups WHERE uuid = ?`),
       insertGroup: db.prepare(`INSERT OR IGNORE INTO device_groups (uuid, group_name) VALUES (?, ?)`),
+      // A device's checks may be flushed by several workers (docs/cloud-workers.md): an older check
+      // flushed after a newer one never replaces it.
       upsertInventory: db.prepare(
         `INSERT INTO device_inventory (uuid, last_check_at, last_check_version, last_check_class, last_check_product_hex,
            last_check_application, offered_version, offered_from, offered_at)
@@ -81,7 +83,8 @@ export class SqliteFleetTables {
          ON CONFLICT (uuid) DO UPDATE SET last_check_at = excluded.last_check_at, last_check_version = excluded.last_check_version,
            last_check_class = excluded.last_check_class, last_check_product_hex = excluded.last_check_product_hex,
            last_check_application = excluded.last_check_application, offered_version = excluded.offered_version,
-           offered_from = excluded.offered_from, offered_at = excluded.offered_at`,
+           offered_from = excluded.offered_from, offered_at = excluded.offered_at
+         WHERE excluded.last_check_at >= device_inventory.last_check_at`,
       ),
       settleOutcome: db.prepare(
         `UPDATE rollout_outcomes SET outcome = ?, settled_at = ?

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { ApiError } from '../errors.ts';
 import { deploymentFromRow, deviceFromRow, releaseFromRow, type DeploymentRow, type DeviceRow, type ReleaseRow } from './rows.ts';
 import { SqliteFleetTables } from './sqlite-fleet.ts';
 import type {
@@ -175,6 +176,55 @@ const CHECKPOINT_EVERY_MS = 200;
 const CHECKPOINT_FALLBACK_PAGES = 16_384;
 
 /**
+ * SQLITE_BUSY (docs/cloud-workers.md): the workers of one `fleet serve` are processes with their own
+ * connections to one WAL file, and only one may write at a time. SQLite's own busy handler would wait
+ * for the lock by sleeping the thread (1, 2, 5, 10 ms …): the event loop, and every request of the
+ * worker with it. So the connection's busy_timeout is 0 once opened, and a write refused with
+ * SQLITE_BUSY waits in this process's line of writes: the line tries again from a timer
+ * (BUSY_BACKOFF_MS, with jitter) while the event loop serves other requests, and once it has the lock
+ * it runs every write waiting in it in one transaction (each in its own savepoint, so one failing
+ * fails alone): one process polls for the lock however many writes wait, and takes it once for all of
+ * them. A write arriving while the line waits joins it. Past BUSY_WAIT_MS the waiting writes are
+ * refused as 503 store_saturated (nothing written: the device retries). Reads are not blocked by a
+ * writer in WAL mode; one refused all the same (a WAL being recovered) is retried alone. Every
+ * refusal is counted (busyStats()). Write transactions that read first are BEGIN IMMEDIATE, so a
+ * write never fails half-way on a stale snapshot.
+ */
+const BUSY_WAIT_MS = 5_000;
+const BUSY_BACKOFF_MS = [1, 1, 2, 2, 4, 4, 8, 8, 16] as const;
+/** While opening (pragmas, migrations) the connection waits for the lock as SQLite does. */
+const OPEN_BUSY_TIMEOUT_MS = 5_000;
+
+export interface SqliteBusyStats {
+  /** Statements or transactions refused with SQLITE_BUSY, each tried again. */
+  busy: number;
+  /** Store calls that waited for another process's write lock, and the longest time one waited, ms. */
+  calls: number;
+  maxWaitMs: number;
+  /** Transactions that ran a line of waiting writes together, once the lock was had. */
+  batches: number;
+  /** Store calls refused after BUSY_WAIT_MS (answered 503). */
+  gaveUp: number;
+}
+
+/** A write waiting in the line for another process's write lock. */
+interface WaitingWrite {
+  op: () => unknown;
+  since: number;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+const backoff = (attempt: number) => {
+  const base = BUSY_BACKOFF_MS[Math.min(attempt, BUSY_BACKOFF_MS.length - 1)]!;
+  return new Promise((r) => setTimeout(r, base / 2 + Math.random() * base));
+};
+
+function isBusy(err: unknown): boolean {
+  return typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('SQLITE_BUSY');
+}
+
+/**
  * The two writes of every upload, shared by the main connection (inline mode) and the writer thread.
  * A nonce in one statement, as on PostgreSQL: a new nonce is inserted, an expired one not purged yet
  * is revived, a live one changes nothing (a replay). No transaction wrapper per request.
@@ -235,6 +285,8 @@ export interface SqliteStoreOptions {
    * with no idle core it did not raise the ingest rate; `worker` is for a host with a core to spare.
    */
   writer?: 'worker' | 'inline';
+  /** How long a store call waits for another process's write lock before it is refused (default BUSY_WAIT_MS). */
+  busyWaitMs?: number;
 }
 
 interface PendingWrite {
@@ -285,15 +337,24 @@ export class SqliteStore implements CloudStore {
   private writer: Worker | undefined;
   private readonly pending = new Map<number, PendingWrite>();
   private nextId = 0;
+  private readonly busyCounts: SqliteBusyStats = { busy: 0, calls: 0, maxWaitMs: 0, batches: 0, gaveUp: 0 };
+  /** Writes waiting for another process's write lock, in order; undefined while none waits. */
+  private writeLine: WaitingWrite[] | undefined;
+  private lineTransaction: Database.Transaction<(line: WaitingWrite[]) => { ok: boolean; value: unknown }[]> | undefined;
+  private readonly busyWaitMs: number;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.busyWaitMs = options.busyWaitMs ?? BUSY_WAIT_MS;
     this.db = new Database(path);
+    // First, so that the pragmas and the migration wait for another process's write lock.
+    this.db.pragma(`busy_timeout = ${OPEN_BUSY_TIMEOUT_MS}`);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
     this.db.pragma('foreign_keys = ON');
     this.migrate();
+    // From now on a busy lock is waited for off the event loop (retrying()).
+    this.db.pragma('busy_timeout = 0');
     if (path !== ':memory:' && path !== '') {
       this.startCheckpointer(resolve(path));
       if (options.writer === 'worker') this.startWriter(resolve(path));
@@ -439,19 +500,149 @@ export class SqliteStore implements CloudStore {
   }
 
   private migrate(): void {
-    const current = this.db.pragma('user_version', { simple: true }) as number;
-    if (current > SQLITE_MIGRATIONS.length) {
-      throw new Error(
-        `the database schema is version ${current}, newer than this program knows (${SQLITE_MIGRATIONS.length})`,
+    const known = SQLITE_MIGRATIONS.length;
+    const check = (v: number) => {
+      if (v > known) throw new Error(`the database schema is version ${v}, newer than this program knows (${known})`);
+    };
+    check(this.db.pragma('user_version', { simple: true }) as number);
+    // One IMMEDIATE transaction that reads the version again under the write lock: several processes
+    // opening a new file at once (the workers of a serve) migrate it once.
+    this.db.transaction(() => {
+      const current = this.db.pragma('user_version', { simple: true }) as number;
+      check(current);
+      for (let v = current; v < known; v++) {
+        this.db.exec(SQLITE_MIGRATIONS[v]!);
+        this.db.pragma(`user_version = ${v + 1}`);
+      }
+    }).immediate();
+  }
+
+  /**
+   * A read: when SQLite answers SQLITE_BUSY (rare in WAL mode: a WAL being recovered), runs it again
+   * from a timer, up to busyWaitMs, then refuses it as 503 store_saturated.
+   */
+  private retrying<T>(op: () => T): T | Promise<T> {
+    try {
+      return op();
+    } catch (err) {
+      if (!isBusy(err)) throw err;
+    }
+    const counts = this.busyCounts;
+    counts.busy++;
+    counts.calls++;
+    const t0 = performance.now();
+    return (async () => {
+      for (let attempt = 0; ; attempt++) {
+        await backoff(attempt);
+        try {
+          const value = op();
+          counts.maxWaitMs = Math.max(counts.maxWaitMs, performance.now() - t0);
+          return value;
+        } catch (err) {
+          if (!isBusy(err)) throw err;
+          counts.busy++;
+          if (performance.now() - t0 >= this.busyWaitMs) {
+            counts.gaveUp++;
+            throw this.busyRefusal();
+          }
+        }
+      }
+    })();
+  }
+
+  private busyRefusal(): ApiError {
+    return new ApiError('store_saturated', { gate: 'sqlite', reason: 'busy', retry_after_seconds: 1 });
+  }
+
+  /**
+   * A write (one statement or one transaction: a refused one has written nothing): at once when no
+   * write of this process waits for the lock and SQLite takes it; otherwise in the line.
+   */
+  private writing<T>(op: () => T): T | Promise<T> {
+    if (!this.writeLine) {
+      try {
+        return op();
+      } catch (err) {
+        if (!isBusy(err)) throw err;
+      }
+      this.busyCounts.busy++;
+      this.writeLine = [];
+      const waiting = this.join<T>(op);
+      void this.drainLine();
+      return waiting;
+    }
+    return this.join(op);
+  }
+
+  /**
+   * The line's transaction, each write in its own savepoint (nested, better-sqlite3 makes it one),
+   * made once: better-sqlite3 builds a transaction function's wrappers on each db.transaction().
+   */
+  private get runLine(): Database.Transaction<(line: WaitingWrite[]) => { ok: boolean; value: unknown }[]> {
+    if (!this.lineTransaction) {
+      const savepoint = this.db.transaction((op: () => unknown) => op());
+      this.lineTransaction = this.db.transaction((line: WaitingWrite[]) =>
+        line.map((w) => {
+          try {
+            return { ok: true, value: savepoint(w.op) };
+          } catch (err) {
+            if (isBusy(err)) throw err;
+            return { ok: false, value: err };
+          }
+        }),
       );
     }
-    for (let v = current; v < SQLITE_MIGRATIONS.length; v++) {
-      const sql = SQLITE_MIGRATIONS[v]!;
-      this.db.transaction(() => {
-        this.db.exec(sql);
-        this.db.pragma(`user_version = ${v + 1}`);
-      })();
+    return this.lineTransaction;
+  }
+
+  private join<T>(op: () => T): Promise<T> {
+    this.busyCounts.calls++;
+    return new Promise<T>((resolve, reject) => this.writeLine!.push({ op, since: performance.now(), resolve: resolve as (v: unknown) => void, reject }));
+  }
+
+  /** Tries the line's writes together until the lock is had (or the busy wait is over for the oldest). */
+  private async drainLine(): Promise<void> {
+    const counts = this.busyCounts;
+    for (let attempt = 0; ; attempt++) {
+      await backoff(attempt);
+      const line = this.writeLine!;
+      if (!this.db.open) {
+        this.writeLine = undefined;
+        for (const w of line) w.reject(new Error('the store is closed'));
+        return;
+      }
+      let outcomes: { ok: boolean; value: unknown }[];
+      try {
+        // Synchronous: no write joins the line while it runs.
+        outcomes = this.runLine.immediate(line);
+      } catch (err) {
+        if (!isBusy(err)) {
+          this.writeLine = undefined;
+          for (const w of line) w.reject(err);
+          return;
+        }
+        counts.busy++;
+        if (performance.now() - line[0]!.since >= this.busyWaitMs) {
+          this.writeLine = undefined;
+          counts.gaveUp += line.length;
+          counts.maxWaitMs = Math.max(counts.maxWaitMs, performance.now() - line[0]!.since);
+          for (const w of line) w.reject(this.busyRefusal());
+          return;
+        }
+        continue;
+      }
+      this.writeLine = undefined;
+      counts.batches++;
+      const now = performance.now();
+      counts.maxWaitMs = Math.max(counts.maxWaitMs, now - line[0]!.since);
+      line.forEach((w, i) => (outcomes[i]!.ok ? w.resolve(outcomes[i]!.value) : w.reject(outcomes[i]!.value)));
+      return;
     }
+  }
+
+  /** SQLITE_BUSY met and waited out since the store opened (docs/cloud-workers.md). */
+  busyStats(): SqliteBusyStats {
+    return { ...this.busyCounts };
   }
 
   schemaVersion(): number {
@@ -459,142 +650,164 @@ export class SqliteStore implements CloudStore {
   }
 
   async listReleases(track: ReleaseTrack): Promise<FirmwareRelease[]> {
-    return this.stmts.listReleases.all(track.class, track.productHex, track.application).map(releaseFromRow);
+    return this.retrying(() => this.stmts.listReleases.all(track.class, track.productHex, track.application).map(releaseFromRow));
   }
 
   async listTracks(): Promise<TrackSummary[]> {
-    return this.fleet.listTracks();
+    return this.retrying(() => this.fleet.listTracks());
   }
 
   async createRelease(r: FirmwareRelease, extras: { image?: Buffer; rollout?: Rollout } = {}): Promise<FirmwareRelease | null> {
-    return this.db.transaction(() => {
-      const info = this.stmts.insertRelease.run({
-        class: r.class,
-        product_hex: r.productHex,
-        application: r.application,
-        version: r.version,
-        status: r.status,
-        released_at: r.releasedAt,
-        revoked_at: r.revokedAt ?? null,
-        url: r.url ?? null,
-        size: r.size ?? null,
-        sha256: r.sha256 ?? null,
-        hosted: extras.image ? 1 : 0,
-        chip: r.chip ?? null,
-        project: r.project ?? null,
-      });
-      if (info.changes === 0) return null;
-      if (extras.image) this.fleet.insertImage(r, r.version, extras.image, r.sha256!);
-      if (extras.rollout) this.fleet.insertRollout(extras.rollout);
-      const row = this.stmts.getRelease.get(r.class, r.productHex, r.application, r.version);
-      return row ? releaseFromRow(row) : null;
-    }).immediate();
+    return this.writing(() =>
+      this.db.transaction(() => {
+        const info = this.stmts.insertRelease.run({
+          class: r.class,
+          product_hex: r.productHex,
+          application: r.application,
+          version: r.version,
+          status: r.status,
+          released_at: r.releasedAt,
+          revoked_at: r.revokedAt ?? null,
+          url: r.url ?? null,
+          size: r.size ?? null,
+          sha256: r.sha256 ?? null,
+          hosted: extras.image ? 1 : 0,
+          chip: r.chip ?? null,
+          project: r.project ?? null,
+        });
+        if (info.changes === 0) return null;
+        if (extras.image) this.fleet.insertImage(r, r.version, extras.image, r.sha256!);
+        if (extras.rollout) this.fleet.insertRollout(extras.rollout);
+        const row = this.stmts.getRelease.get(r.class, r.productHex, r.application, r.version);
+        return row ? releaseFromRow(row) : null;
+      }).immediate(),
+    );
   }
 
   async getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null> {
-    return this.fleet.getImage(track, version);
+    return this.retrying(() => this.fleet.getImage(track, version));
   }
 
   async listRollouts(track?: ReleaseTrack): Promise<Rollout[]> {
-    return this.fleet.listRollouts(track);
+    return this.retrying(() => this.fleet.listRollouts(track));
   }
 
   async putRollout(rollout: Rollout): Promise<Rollout | null> {
-    return this.fleet.putRollout(rollout);
+    return this.writing(() => this.fleet.putRollout(rollout));
   }
 
   async updateRollout(track: ReleaseTrack, version: string, change: Parameters<CloudStore['updateRollout']>[2], from?: RolloutState): Promise<Rollout | null> {
-    return this.fleet.updateRollout(track, version, change, from);
+    return this.writing(() => this.fleet.updateRollout(track, version, change, from));
   }
 
   async deleteRollout(track: ReleaseTrack, version: string): Promise<boolean> {
-    return this.fleet.deleteRollout(track, version);
+    return this.writing(() => this.fleet.deleteRollout(track, version));
   }
 
   async outcomeCounts(track: ReleaseTrack, version: string): Promise<OutcomeCounts> {
-    return this.fleet.outcomeCounts(track, version);
+    return this.retrying(() => this.fleet.outcomeCounts(track, version));
   }
 
   async setDeviceGroups(uuid: string, groups: string[]): Promise<boolean> {
-    return this.fleet.setDeviceGroups(uuid, groups);
+    return this.writing(() => this.fleet.setDeviceGroups(uuid, groups));
   }
 
   async devicesInGroups(groups: string[]): Promise<Set<string>> {
-    return this.fleet.devicesInGroups(groups);
+    return this.retrying(() => this.fleet.devicesInGroups(groups));
   }
 
   async getOtaCheckStates(uuids: string[]): Promise<Map<string, OtaCheckState>> {
-    return this.fleet.getOtaCheckStates(uuids);
+    return this.retrying(() => this.fleet.getOtaCheckStates(uuids));
   }
 
   async recordOtaChecks(writes: OtaCheckWrite[]): Promise<void> {
-    this.fleet.recordOtaChecks(writes);
+    return this.writing(() => this.fleet.recordOtaChecks(writes));
   }
 
   async listInventory(filter: InventoryFilter): Promise<InventoryRecord[]> {
-    return this.fleet.listInventory(filter);
+    return this.retrying(() => this.fleet.listInventory(filter));
   }
 
   async appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void> {
-    this.fleet.appendAudit(entry);
+    return this.writing(() => this.fleet.appendAudit(entry));
   }
 
   async listAudit(o: { limit: number; beforeId?: number }): Promise<AuditEntry[]> {
-    return this.fleet.listAudit(o);
+    return this.retrying(() => this.fleet.listAudit(o));
   }
 
   async revokeRelease(track: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null> {
-    const info = this.stmts.revokeRelease.run(at, track.class, track.productHex, track.application, version);
-    if (info.changes === 0) return null;
-    const row = this.stmts.getRelease.get(track.class, track.productHex, track.application, version);
-    return row ? releaseFromRow(row) : null;
+    return this.writing(() =>
+      this.db.transaction(() => {
+        const info = this.stmts.revokeRelease.run(at, track.class, track.productHex, track.application, version);
+        if (info.changes === 0) return null;
+        const row = this.stmts.getRelease.get(track.class, track.productHex, track.application, version);
+        return row ? releaseFromRow(row) : null;
+      }).immediate(),
+    );
   }
 
   async getDevice(uuid: string): Promise<DeviceRecord | null> {
-    const r = this.stmts.getDevice.get(uuid);
-    return r ? deviceFromRow(r) : null;
+    return this.retrying(() => {
+      const r = this.stmts.getDevice.get(uuid);
+      return r ? deviceFromRow(r) : null;
+    });
   }
 
   async listDevices(): Promise<DeviceRecord[]> {
-    return this.stmts.listDevices.all().map(deviceFromRow);
+    return this.retrying(() => this.stmts.listDevices.all().map(deviceFromRow));
   }
 
   async putDevice(uuid: string, publicKeyPem: string, at: string, label?: string): Promise<{ device: DeviceRecord; created: boolean }> {
-    const created = this.db.transaction(() => {
-      if (this.stmts.getDevice.get(uuid)) {
-        this.stmts.updateDevice.run(publicKeyPem, at, label ?? null, uuid);
-        return false;
-      }
-      this.stmts.insertDevice.run(uuid, publicKeyPem, at, at, label ?? null);
-      return true;
-    })();
-    return { device: (await this.getDevice(uuid))!, created };
+    return this.writing(() =>
+      this.db.transaction(() => {
+        let created = false;
+        if (this.stmts.getDevice.get(uuid)) this.stmts.updateDevice.run(publicKeyPem, at, label ?? null, uuid);
+        else {
+          this.stmts.insertDevice.run(uuid, publicKeyPem, at, at, label ?? null);
+          created = true;
+        }
+        return { device: deviceFromRow(this.stmts.getDevice.get(uuid)!), created };
+      }).immediate(),
+    );
   }
 
   async deleteDevice(uuid: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      this.stmts.deleteDeviceNonces.run(uuid);
-      return this.stmts.deleteDevice.run(uuid).changes > 0;
-    })();
+    return this.writing(() =>
+      this.db.transaction(() => {
+        this.stmts.deleteDeviceNonces.run(uuid);
+        return this.stmts.deleteDevice.run(uuid).changes > 0;
+      }).immediate(),
+    );
   }
 
   async recordNonce(uuid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<boolean> {
     if (this.writer) return this.write<boolean>({ op: 'nonce', uuid, nonce, expiresAtMs, nowMs });
     if (++this.noncesSincePurge >= NONCE_PURGE_EVERY) {
       this.noncesSincePurge = 0;
-      this.stmts.purgeNonces.run(nowMs);
+      // A purge refused as busy is left to the next one (it only removes expired rows).
+      try {
+        this.stmts.purgeNonces.run(nowMs);
+      } catch (err) {
+        if (!isBusy(err)) throw err;
+        this.busyCounts.busy++;
+      }
     }
-    return this.stmts.recordNonce.run(uuid, nonce, expiresAtMs, nowMs).changes > 0;
+    return this.writing(() => this.stmts.recordNonce.run(uuid, nonce, expiresAtMs, nowMs).changes > 0);
   }
 
   async getBackupMeta(uuid: string): Promise<BackupMeta | null> {
-    const r = this.stmts.getBackupMeta.get(uuid);
-    return r ? { uuid: r.uuid, etag: r.etag, size: r.size, lastBackupDate: r.last_backup_date } : null;
+    return this.retrying(() => {
+      const r = this.stmts.getBackupMeta.get(uuid);
+      return r ? { uuid: r.uuid, etag: r.etag, size: r.size, lastBackupDate: r.last_backup_date } : null;
+    });
   }
 
   async getBackup(uuid: string): Promise<StoredBackup | null> {
-    const r = this.stmts.getBackup.get(uuid);
-    return r ? { uuid: r.uuid, blob: r.blob, etag: r.etag, size: r.size, lastBackupDate: r.last_backup_date } : null;
+    return this.retrying(() => {
+      const r = this.stmts.getBackup.get(uuid);
+      return r ? { uuid: r.uuid, blob: r.blob, etag: r.etag, size: r.size, lastBackupDate: r.last_backup_date } : null;
+    });
   }
 
   async putBackup(uuid: string, blob: Buffer, etag: string | null, at: string): Promise<BackupMeta> {
@@ -602,17 +815,18 @@ export class SqliteStore implements CloudStore {
     if (this.writer) {
       // The caller gave the blob up (CloudStore.putBackup): a buffer that is all of its ArrayBuffer
       // is moved to the writer (it reads as empty here afterwards); a slice of a shared one is copied.
+      // The writer thread waits for a busy lock itself (its busy_timeout): blocking it blocks no request.
       const whole = blob.byteOffset === 0 && blob.byteLength === blob.buffer.byteLength && size >= TRANSFER_MIN_BYTES;
       const bytes = whole ? new Uint8Array(blob.buffer) : Uint8Array.prototype.slice.call(blob);
       await this.write({ op: 'putBackup', uuid, blob: bytes, etag, at }, [bytes.buffer as ArrayBuffer]);
     } else {
-      this.stmts.putBackup.run(uuid, blob, etag, size, at);
+      await this.writing(() => this.stmts.putBackup.run(uuid, blob, etag, size, at));
     }
     return { uuid, etag, size, lastBackupDate: at };
   }
 
   async deleteBackup(uuid: string): Promise<boolean> {
-    return this.stmts.deleteBackup.run(uuid).changes > 0;
+    return this.writing(() => this.stmts.deleteBackup.run(uuid).changes > 0);
   }
 
   private configState(functionName: string): FunctionConfigState {
@@ -629,7 +843,7 @@ export class SqliteStore implements CloudStore {
   }
 
   async getFunctionConfig(functionName: string): Promise<FunctionConfigState> {
-    return this.configState(functionName);
+    return this.retrying(() => this.db.transaction(() => this.configState(functionName))());
   }
 
   async stageConfig(
@@ -637,44 +851,52 @@ export class SqliteStore implements CloudStore {
     configuration: Record<string, unknown>,
     at: string,
   ): Promise<FunctionConfigState> {
-    return this.db.transaction(() => {
-      const latest = this.stmts.latestVersion.get(functionName);
-      this.stmts.insertVersion.run(functionName, (latest?.version ?? 0) + 1, JSON.stringify(configuration), at);
-      return this.configState(functionName);
-    }).immediate();
+    return this.writing(() =>
+      this.db.transaction(() => {
+        const latest = this.stmts.latestVersion.get(functionName);
+        this.stmts.insertVersion.run(functionName, (latest?.version ?? 0) + 1, JSON.stringify(configuration), at);
+        return this.configState(functionName);
+      }).immediate(),
+    );
   }
 
   async startDeployment(functionName: string, nowMs: number, durationMs: number): Promise<DeployResult> {
-    return this.db.transaction((): DeployResult => {
-      const dep = this.stmts.getDeployment.get(functionName);
-      if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress', state: this.configState(functionName) };
-      const latest = this.stmts.latestVersion.get(functionName);
-      // Only a version newer than the deployed one is staged (spec 3.4: staged -> deployed).
-      if (!latest || (dep && dep.version >= latest.version)) {
-        return { ok: false, reason: 'nothing_staged', state: this.configState(functionName) };
-      }
-      this.stmts.upsertDeployment.run(functionName, latest.version, latest.configuration, nowMs, nowMs + durationMs);
-      return { ok: true, state: this.configState(functionName) };
-    }).immediate();
+    return this.writing(() =>
+      this.db.transaction((): DeployResult => {
+        const dep = this.stmts.getDeployment.get(functionName);
+        if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress', state: this.configState(functionName) };
+        const latest = this.stmts.latestVersion.get(functionName);
+        // Only a version newer than the deployed one is staged (spec 3.4: staged -> deployed).
+        if (!latest || (dep && dep.version >= latest.version)) {
+          return { ok: false, reason: 'nothing_staged', state: this.configState(functionName) };
+        }
+        this.stmts.upsertDeployment.run(functionName, latest.version, latest.configuration, nowMs, nowMs + durationMs);
+        return { ok: true, state: this.configState(functionName) };
+      }).immediate(),
+    );
   }
 
   async deleteConfig(functionName: string, nowMs: number): Promise<DeleteConfigResult> {
-    return this.db.transaction((): DeleteConfigResult => {
-      const dep = this.stmts.getDeployment.get(functionName);
-      if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress' };
-      const removedVersions = this.stmts.deleteVersions.run(functionName).changes;
-      const removedDeployment = this.stmts.deleteDeployment.run(functionName).changes;
-      if (removedVersions + removedDeployment === 0) return { ok: false, reason: 'not_found' };
-      return { ok: true };
-    }).immediate();
+    return this.writing(() =>
+      this.db.transaction((): DeleteConfigResult => {
+        const dep = this.stmts.getDeployment.get(functionName);
+        if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress' };
+        const removedVersions = this.stmts.deleteVersions.run(functionName).changes;
+        const removedDeployment = this.stmts.deleteDeployment.run(functionName).changes;
+        if (removedVersions + removedDeployment === 0) return { ok: false, reason: 'not_found' };
+        return { ok: true };
+      }).immediate(),
+    );
   }
 
   async listDeployments(): Promise<Map<string, Deployment>> {
-    return new Map(this.stmts.listDeployments.all().map((r) => [r.function_name, deploymentFromRow(r)]));
+    return this.retrying(() => new Map(this.stmts.listDeployments.all().map((r) => [r.function_name, deploymentFromRow(r)])));
   }
 
   async ping(): Promise<void> {
-    this.stmts.ping.get();
+    return this.retrying(() => {
+      this.stmts.ping.get();
+    });
   }
 
   async close(): Promise<void> {

@@ -256,9 +256,10 @@ export interface CloudStore {
   getBackupMeta(uuid: string): Promise<BackupMeta | null>;
   getBackup(uuid: string): Promise<StoredBackup | null>;
   /**
-   * Stores a device's blob; resolves once it is durable. The caller gives `blob` up: it must not read
-   * or change it after the call (the SQLite store moves its memory to its writer thread, after which
-   * it reads as empty).
+   * Stores a device's blob; resolves once it is durable. Until the call settles the caller must not
+   * read or change `blob`; once it has settled the store holds no reference to it, and the caller may
+   * reuse its memory (cloud/body-pool.ts) unless the store moved it (the SQLite writer thread: it then
+   * reads as empty).
    */
   putBackup(uuid: string, blob: Buffer, etag: string | null, at: string): Promise<BackupMeta>;
   deleteBackup(uuid: string): Promise<boolean>;

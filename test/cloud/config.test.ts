@@ -1,6 +1,6 @@
 // Cloud configuration: defaults, validation with the value in the message, and the JWT secret file.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_DEFAULTS, ConfigError, loadConfig, resolveJwtSecret } from '../../cloud/config.ts';
@@ -52,5 +52,33 @@ describe('loadConfig', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('WORKERS', () => {
+  it('defaults to the cores this process may use; 1 for a database in one process memory', () => {
+    expect(loadConfig({ ...secret, DATABASE_URL: '/tmp/x.sqlite' }).workers).toBe(availableParallelism());
+    expect(loadConfig({ ...secret, DATABASE_URL: '/tmp/x.sqlite', WORKERS: '3' }).workers).toBe(3);
+    for (const url of [':memory:', 'sqlite::memory:', 'sqlite::memory:#writer=worker']) {
+      expect(loadConfig({ ...secret, DATABASE_URL: url }).workers).toBe(1);
+      expect(loadConfig({ ...secret, DATABASE_URL: url, WORKERS: '1' }).workers).toBe(1);
+    }
+  });
+
+  it.each([
+    ['0', /^WORKERS: expected a whole number from 1 to 256, got 0$/],
+    ['two', /^WORKERS: expected a whole number from 1 to 256, got "two"$/],
+    ['1000', /^WORKERS: expected a whole number from 1 to 256, got 1000$/],
+  ])('refuses WORKERS=%s and names the value', (value, message) => {
+    expect(() => loadConfig({ ...secret, WORKERS: value })).toThrow(message);
+  });
+
+  it('refuses several workers on a database in one process memory, saying why', () => {
+    expect(() => loadConfig({ ...secret, DATABASE_URL: ':memory:', WORKERS: '2' })).toThrow(/^WORKERS: 2 workers cannot share DATABASE_URL ":memory:", a database in one process's memory; set WORKERS=1 or give a database file$/);
+  });
+
+  it('SHUTDOWN_TIMEOUT_MS: 20 s by default, bounded', () => {
+    expect(loadConfig(secret).shutdownTimeoutMs).toBe(20_000);
+    expect(() => loadConfig({ ...secret, SHUTDOWN_TIMEOUT_MS: '-5' })).toThrow(/^SHUTDOWN_TIMEOUT_MS: expected a whole number from 0 to 600000, got -5$/);
   });
 });

@@ -4,7 +4,7 @@
 // enrollment key checks (one PEM PUBLIC KEY block and nothing around it, P-256 only), and a
 // re-enrolled device whose old key no longer verifies.
 import { describe, expect, it } from 'vitest';
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
 import { ApiError } from '../../cloud/errors.ts';
 import {
   checkDevicePublicKey,
@@ -139,6 +139,26 @@ describe('the signature', () => {
       expect(verifyDeviceSignature(key, { ...h, signature: sig })).toBe(false);
       expect(await verifyDeviceSignatureAsync(key, { ...h, signature: sig })).toBe(false);
     }
+  });
+});
+
+describe('parseEnrolledKey (a stored key, read for verification)', () => {
+  it('reads the canonical P-256 form as the full parse does: the same key, the same verdicts', async () => {
+    const fast = parseEnrolledKey(v.public_key_spki_pem)!;
+    const full = createPublicKey(v.public_key_spki_pem);
+    expect(fast.equals(full)).toBe(true);
+    expect(fast.asymmetricKeyDetails).toEqual({ namedCurve: 'prime256v1' });
+    const h = parseSignedHeaders(headers(), 'ctl-1');
+    expect(await verifyDeviceSignatureAsync(fast, h)).toBe(true);
+    expect(await verifyDeviceSignatureAsync(fast, { ...h, timestamp: '2026-11-21T12:00:01Z' })).toBe(false);
+  });
+
+  it('refuses a P-256 SPKI whose point is not on the curve', () => {
+    const der = Buffer.from(v.public_key_spki_pem.split('\n').filter((l) => !l.startsWith('-----')).join(''), 'base64');
+    expect(der.length).toBe(91);
+    der[90]! ^= 1;
+    const pem = `-----BEGIN PUBLIC KEY-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+    expect(parseEnrolledKey(pem)).toBeNull();
   });
 });
 

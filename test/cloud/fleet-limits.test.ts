@@ -29,13 +29,17 @@ afterEach(async () => {
   for (const r of running.splice(0)) await r.close();
 });
 
-/** A SQLite store whose getDevice waits while `hold` is set: a store that is slow to answer. */
+/**
+ * A store whose getDevice waits while `hold` is set: a networked store that is slow to answer (the
+ * kind the store gate bounds: PostgreSQL), made of an in-memory SQLite store.
+ */
 function slowStore(): { store: CloudStore; hold(): void; release(): void; raw: SqliteStore } {
   const raw = new SqliteStore(':memory:');
   let gate: Promise<void> | undefined;
   let open: (() => void) | undefined;
   const store = new Proxy(raw, {
     get(target, prop, receiver) {
+      if (prop === 'kind') return 'postgres';
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (prop === 'getDevice') {
         return async (uuid: string) => {
@@ -285,6 +289,22 @@ describe('a Retry-After that spreads the herd (cloud/admission.ts)', () => {
     expect(gate.stats().maxRetryAfterSeconds).toBe(8);
     busy.forEach((r) => r());
     for (const r of await Promise.all(waiting)) r();
+  });
+});
+
+describe('the drain rate of a gate that has just started granting', () => {
+  it('is what it granted since its first grant in the window, not that spread over the whole window', async () => {
+    let now = 2_000_000;
+    const gate = new Admission('t', { maxActive: 4, maxQueued: 4, maxWaitMs: 60_000, retryAfterSeconds: 1, retryAfterMaxSeconds: 30 }, () => now);
+    // Idle for the whole window, then 20 grants in one 500 ms bucket: 40 a second, not 8.
+    now += 3_000;
+    for (let i = 0; i < 20; i++) (await gate.acquire())();
+    now += 500;
+    expect(gate.stats().drainPerSecond).toBeCloseTo(40, 5);
+    // Then 20 more in the next bucket: 40 a second over the two.
+    for (let i = 0; i < 20; i++) (await gate.acquire())();
+    now += 500;
+    expect(gate.stats().drainPerSecond).toBeCloseTo(40, 5);
   });
 });
 

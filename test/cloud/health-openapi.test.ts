@@ -39,7 +39,7 @@ describe('GET /health', () => {
   it('answers 200 without any authorization', async () => {
     const res = await fetch(`${cloud.url}/health`);
     expect(res.status).toBe(200);
-    expect(await res.json() as any).toMatchObject({ status: 'ok', store: { kind: 'sqlite', state: 'ok' } });
+    expect(await res.json() as any).toMatchObject({ status: 'ok', store: { kind: 'sqlite', state: 'ok' }, worker: 1, workers: 1 });
   });
 
   it('still answers 200 when the store is failing, and says so', async () => {

@@ -120,6 +120,16 @@ describe.each([
     expect(await store.outcomeCounts(track, '2026.03.01')).toEqual({ pending: 1, succeeded: 1, failed: 1 });
   });
 
+  it('OTA checks flushed out of order (two workers of a serve): an older check never replaces a newer one', async () => {
+    await store.putDevice('o-1', 'PEM', 't');
+    const newer = '2026-04-02T00:00:00.000Z';
+    await store.recordOtaChecks([check('o-1', '2026.03.01', { at: newer })]);
+    await store.recordOtaChecks([check('o-1', '2026.01.01', { at: '2026-04-01T00:00:00.000Z', offer: { version: '2026.03.01', fromVersion: '2026.01.01' } })]);
+    expect((await store.getOtaCheckStates(['o-1'])).get('o-1')).toEqual({ uuid: 'o-1', lastCheckAt: newer, offer: null });
+    const [row] = await store.listInventory({ uuid: 'o-1', limit: 1 });
+    expect(row!.lastCheck).toEqual({ at: newer, version: '2026.03.01', track });
+  });
+
   it('inventory: one query with filters (track, version, not seen since, no backup since, search, group), paged by UUID', async () => {
     await store.putDevice('s-old', 'PEM', 't');
     await store.putDevice('s-new', 'PEM', 't', '100%_sure');

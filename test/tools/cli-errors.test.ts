@@ -63,18 +63,21 @@ describe('fleet serve: its configuration, exit 4', () => {
 
   const serve = (args: string[], env: Record<string, string>) => runFleet(['serve', ...args], { env: { JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: ':memory:', ...env }, timeoutMs: 30_000 });
 
-  it('a port in use names the address and says how to choose another', async () => {
-    const r = await serve(['--port', String(busyPort)], {});
-    saysOnly(r, `127.0.0.1:${busyPort} is already in use by another program (another cloud?): stop it, or serve on another port with --port or PORT (0 picks a free one)`);
-    expect(r.code).toBe(4);
-  });
+  // In one process (WORKERS=1) and with workers (the supervisor opens the store, each worker listens): the same sentence.
+  for (const workers of ['1', '2']) {
+    it(`a port in use names the address and says how to choose another (WORKERS=${workers})`, async () => {
+      const r = await serve(['--port', String(busyPort)], { WORKERS: workers, DATABASE_URL: join(dir, `busy-port-${workers}.sqlite`) });
+      saysOnly(r, `127.0.0.1:${busyPort} is already in use by another program (another cloud?): stop it, or serve on another port with --port or PORT (0 picks a free one)`);
+      expect(r.code).toBe(4);
+    });
 
-  it('a store path that cannot be created names it and DATABASE_URL', async () => {
-    const url = join(aFile, 'db', 'cloud.sqlite');
-    const r = await serve(['--port', '0'], { DATABASE_URL: url });
-    saysOnly(r, `the store: cannot create the folder ${join(aFile, 'db')}: a part of the path is a file, not a folder; check the path (DATABASE_URL is ${url})`);
-    expect(r.code).toBe(4);
-  });
+    it(`a store path that cannot be created names it and DATABASE_URL (WORKERS=${workers})`, async () => {
+      const url = join(aFile, 'db', 'cloud.sqlite');
+      const r = await serve(['--port', '0'], { DATABASE_URL: url, WORKERS: workers });
+      saysOnly(r, `the store: cannot create the folder ${join(aFile, 'db')}: a part of the path is a file, not a folder; check the path (DATABASE_URL is ${url})`);
+      expect(r.code).toBe(4);
+    });
+  }
 
   it('a JWT secret file that cannot be created names it and JWT_SECRET_FILE', async () => {
     const r = await serve(['--port', '0'], { JWT_SECRET: '', JWT_SECRET_FILE: join(aFile, 'jwt-secret') });

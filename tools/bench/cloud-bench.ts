@@ -127,7 +127,9 @@ async function startMinimalExpress(manifestJson: string): Promise<{ url: string;
 
 async function startCloud(dbDir: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
-    env: { ...process.env, DATABASE_URL: join(dbDir, 'cloud.sqlite'), JWT_SECRET, LOG_FORMAT: 'json', ...env },
+    // One process, as its baselines (each one process): bench:fleet compares the serve's workers with
+    // baselines on as many processes (docs/fleet-scale.md).
+    env: { ...process.env, DATABASE_URL: join(dbDir, 'cloud.sqlite'), JWT_SECRET, LOG_FORMAT: 'json', WORKERS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const m = await waitForLine(child, /listening on (http:\/\/\S+)/, 'the cloud');

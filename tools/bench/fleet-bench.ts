@@ -1,82 +1,163 @@
 // npm run bench:fleet (docs/fleet-scale.md): in one run,
-//   1. a boot storm of N simulated devices (default 10,000, all at once) on one cloud instance with SQLite,
-//   2. the same on PostgreSQL (a real server, started by tools/postgres-server.ts as for the store tests) with two cloud
-//      instances behind a small round-robin (in the simulator's client: requests alternate), while an
-//      appconfig deployment runs, so the shared nonce cache and deployments are under load,
-//   3. backup ingest against its own baseline: a bare node:http server that reads and discards the same
-//      64 KB bodies, under the same load tool and concurrency (autocannon), and the ratio,
-//   4. with --profile, a CPU profile of each cloud process (the storms' and the ingest's), summarised.
+//   1. a boot storm of N simulated devices (default 10,000, all at once) on one `fleet serve` (its
+//      WORKERS processes, default every core) with SQLite: the storm's time, the service's RSS peak and
+//      CPU, the simulator's own CPU (it shares the machine), SQLITE_BUSY met by the workers,
+//   2. the same on PostgreSQL (a real server, started by tools/postgres-server.ts as for the store
+//      tests) with two `fleet serve` instances behind a small round-robin (in the simulator's client),
+//      while an appconfig deployment runs through one of them,
+//   3. backup ingest against two baselines on the same number of processes (tools/bench/baseline-server.ts):
+//      a bare node:http reader of the same 64 KB bodies, and the fair limit, a node:http server doing
+//      the upload's essential work on the same store; same load tool (autocannon) and concurrency,
+//   4. the OTA check against a bare node:http server answering the same manifest bytes,
+//   5. with --profile, a CPU profile of every cloud process and of the simulator, summarised, and the
+//      ingest's CPU per upload by what it is spent on.
 // Cloud instances run as child processes (`fleet serve`); the simulator and the load tool in this one.
-// Ends with one `boot storm: …` line per configuration and `ingest ratio to bare: <r>`.
+// Ends with lines scripts can read: `boot storm: …`, `ingest ratio to fair limit: <r>`,
+// `ingest ratio to bare: <r>`, `ota ratio to bare: <r>`.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { mintToken } from '../../cloud/auth/jwt.ts';
 import { signDeviceRequest, type DeviceSignatureHeaders } from '../device-signer.ts';
 import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine.ts';
-import { formatProfile, summarizeProfile } from '../simulate/profile.ts';
+import { formatProfile, profileClockUs, summarizeProfile, type ProfileWindow } from '../simulate/profile.ts';
 import { startPostgres, type PostgresServer } from '../postgres-server.ts';
 import { CloudClient } from '../client.ts';
+import { busyShare, machineCpu, rssPeak, treeCpuSeconds, treePids } from './process-tree.ts';
+import { formatPerf, PERF_NODE_FLAGS, perfAvailable, recordPerf, summarizePerf } from './perf-profile.ts';
 
 const { values: args } = parseArgs({
   options: {
     devices: { type: 'string', default: '10000' },
     spread: { type: 'string', default: '0' },
-    duration: { type: 'string', default: '10' },
+    duration: { type: 'string', default: '12' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
     only: { type: 'string' },
+    store: { type: 'string' },
+    workers: { type: 'string', default: String(availableParallelism()) },
+    'postgres-instances': { type: 'string', default: '2' },
     profile: { type: 'boolean', default: false },
+    perf: { type: 'boolean', default: false },
     deadline: { type: 'string', default: '900' },
     'keep-profiles': { type: 'string' },
     'sqlite-writer': { type: 'string', default: 'inline' },
+    'fair-hash-body': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (args.help) {
-  process.stdout.write('usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--only sqlite,postgres,ingest] [--profile [--keep-profiles <dir>]]\n' +
-    '                           [--duration 10] [--connections 50] [--warmup 2]   (the ingest comparison)\n' +
-    '                           [--sqlite-writer worker|inline|both|inline,worker,…]   (the SQLite store\'s upload writes: writer thread or event loop; several: each in one run, the storm uses the first)\n');
+  process.stdout.write(
+    'usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--workers <n>] [--profile [--keep-profiles <dir>]] [--perf]\n' +
+      '                           [--only sqlite,postgres,ingest,ota] [--store sqlite|postgres] [--postgres-instances 2]\n' +
+      '                           [--duration 12] [--rounds 3] [--connections 50] [--warmup 2] [--fair-hash-body]   (the ingest and OTA comparisons: each case\'s duration, in rounds)\n' +
+      '                           [--sqlite-writer worker|inline|both|inline,worker,…]   (the SQLite store\'s upload writes)\n' +
+      '  --store postgres --devices 100000: the large storm alone (docs/fleet-scale.md), not run in CI\n' +
+      '  --profile: V8 CPU profiles of every process (JavaScript detail); --perf: Linux perf, CPU time of every thread by component\n',
+  );
   process.exit(0);
 }
-const DEVICES = Number(args.devices);
-const SPREAD_MS = Number(args.spread) * 1000;
-const DURATION_S = Number(args.duration);
-const CONNECTIONS = Number(args.connections);
-const WARMUP_S = Number(args.warmup);
-const DEADLINE_MS = Number(args.deadline) * 1000;
-const ONLY = args.only ? new Set(args.only.split(',')) : undefined; // sqlite,postgres,ingest
+
+function whole(name: string, value: string | undefined, min: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value ?? '') || n < min) {
+    process.stderr.write(`--${name}: expected a whole number from ${min}, got ${JSON.stringify(value)}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+const DEVICES = whole('devices', args.devices, 1);
+const SPREAD_MS = whole('spread', args.spread, 0) * 1000;
+const DURATION_S = whole('duration', args.duration, 1);
+const CONNECTIONS = whole('connections', args.connections, 1);
+const WARMUP_S = whole('warmup', args.warmup, 0);
+const ROUNDS = whole('rounds', args.rounds, 1);
+const DEADLINE_MS = whole('deadline', args.deadline, 1) * 1000;
+const WORKERS = whole('workers', args.workers, 1);
+const PG_INSTANCES = whole('postgres-instances', args['postgres-instances'], 1);
+if (args.perf && !perfAvailable()) {
+  process.stderr.write('--perf: Linux perf is not installed here (apt-get install linux-perf)\n');
+  process.exit(4);
+}
+// This process (the simulator, the load tool) names its JavaScript frames for perf too.
+if (args.perf) (await import('node:v8')).setFlagsFromString(PERF_NODE_FLAGS[0]!);
+/** node flags of every child when --perf: their JavaScript frames named in perf's samples. */
+const PERF_ARGS = args.perf ? PERF_NODE_FLAGS : [];
+const PARTS = ['sqlite', 'postgres', 'ingest', 'ota'] as const;
+type Part = (typeof PARTS)[number];
+const ONLY: Set<Part> = (() => {
+  if (args.only) {
+    const parts = args.only.split(',');
+    const bad = parts.filter((p) => !(PARTS as readonly string[]).includes(p));
+    if (bad.length) {
+      process.stderr.write(`--only: ${bad.join(', ')} is not one of ${PARTS.join(', ')}\n`);
+      process.exit(2);
+    }
+    return new Set(parts as Part[]);
+  }
+  if (args.store !== undefined) {
+    if (args.store !== 'sqlite' && args.store !== 'postgres') {
+      process.stderr.write(`--store: sqlite or postgres, not ${JSON.stringify(args.store)}\n`);
+      process.exit(2);
+    }
+    return new Set<Part>([args.store]);
+  }
+  return new Set(PARTS);
+})();
 // `both` is `worker,inline`; a list measures the ingest once per writer, in that order (the storm uses the first).
 const WRITERS = (args['sqlite-writer'] === 'both' ? ['worker', 'inline'] : args['sqlite-writer']!.split(',')) as ('worker' | 'inline')[];
-if (!WRITERS.every((w) => w === 'worker' || w === 'inline')) throw new Error(`--sqlite-writer: worker, inline, both or a list of them, not ${args['sqlite-writer']}`);
+if (!WRITERS.every((w) => w === 'worker' || w === 'inline')) {
+  process.stderr.write(`--sqlite-writer: worker, inline, both or a list of them, not ${args['sqlite-writer']}\n`);
+  process.exit(2);
+}
 /** A SQLite DATABASE_URL with the chosen writer (cloud/store/sqlite.ts, sqliteOptionsFromUrl). */
 const sqliteUrl = (path: string, writer = WRITERS[0]!) => `sqlite:${path}#writer=${writer}`;
 const ROOT = new URL('../../', import.meta.url).pathname;
+const BASELINE = join(ROOT, 'tools/bench/baseline-server.ts');
+const TSX = import.meta.resolve('tsx');
 const JWT_SECRET = randomBytes(24).toString('hex');
 const TRACK = '/admin/firmware/ctl-s3/0x00c0ffee/ctl-s3';
+const OTA_PATH = '/ota/ctl-s3/0x00c0ffee/ctl-s3?current_version=2026.01.01';
+const procs = (n: number) => `${n} process${n === 1 ? '' : 'es'}`;
 
 const err = (s: string) => process.stderr.write(s + '\n');
 
-function waitForListening(child: ChildProcess, what: string): Promise<string> {
+interface Child {
+  url: string;
+  child: ChildProcess;
+  /** Lines the process wrote after it listened that say how it stopped (the `stopped: …` line). */
+  said: string[];
+}
+
+function waitForListening(child: ChildProcess, what: string): Promise<Child> {
   return new Promise((resolve, reject) => {
     let text = '';
-    const timer = setTimeout(() => reject(new Error(`timed out after 30 s waiting for ${what}; output so far: ${text.slice(-2000)}`)), 30_000);
+    const said: string[] = [];
+    const timer = setTimeout(() => reject(new Error(`timed out after 60 s waiting for ${what}; output so far: ${text.slice(-2000)}`)), 60_000);
     const onData = (chunk: Buffer) => {
       text += chunk.toString();
       const m = /listening on (http:\/\/\S+)/.exec(text);
       if (m) {
         clearTimeout(timer);
-        // From now on the output is read and dropped: a busy cloud's logs must not fill memory here.
+        // From now on only the lifecycle lines are kept: a busy cloud's logs must not fill memory here.
         child.stdout?.off('data', onData);
         child.stderr?.off('data', onData);
         child.stdout?.resume();
-        child.stderr?.resume();
-        resolve(m[1]!);
+        let tail = '';
+        child.stderr?.on('data', (c: Buffer) => {
+          tail = (tail + c.toString()).slice(-64 * 1024);
+          const lines = tail.split('\n');
+          tail = lines.pop()!;
+          said.push(...lines.filter((l) => /^(stopped:|worker \d+ )/.test(l)));
+        });
+        resolve({ url: m[1]!, child, said });
       }
     };
     child.stdout?.on('data', onData);
@@ -85,50 +166,43 @@ function waitForListening(child: ChildProcess, what: string): Promise<string> {
   });
 }
 
-async function startCloud(env: Record<string, string>, nodeArgs: string[] = []): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
-    env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', ...env },
+function startCloud(env: Record<string, string>, nodeArgs: string[] = []): Promise<Child> {
+  const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
+    env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', WORKERS: String(WORKERS), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  return { url: await waitForListening(child, 'the cloud'), child };
+  return waitForListening(child, 'the cloud');
 }
 
-async function startBareIngest(): Promise<{ url: string; child: ChildProcess }> {
-  // Reads every body to its end and drops it, then answers a small JSON, as the cloud does.
-  const code = `
-    const http = require('node:http');
-    const answer = Buffer.from(JSON.stringify({ message: 'Backup stored', last_backup_date: new Date().toISOString() }));
-    const server = http.createServer((req, res) => {
-      let n = 0;
-      req.on('data', (c) => { n += c.length; });
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': answer.length });
-        res.end(answer);
-      });
-    });
-    server.keepAliveTimeout = 65000;
-    server.listen(0, '127.0.0.1', () => console.log('bare listening on http://127.0.0.1:' + server.address().port));
-  `;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return { url: await waitForListening(child, 'the bare server'), child };
+function startBaseline(mode: 'bare-ingest' | 'fair-ingest' | 'bare-ota', extra: string[] = [], nodeArgs: string[] = []): Promise<Child> {
+  const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, '--import', TSX, BASELINE, '--mode', mode, '--workers', String(WORKERS), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return waitForListening(child, `the ${mode} baseline`);
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+/** The perf maps (--perf-basic-prof) processes of this run wrote into /tmp, removed when this one exits. */
+const perfMaps = new Set<string>();
+process.once('exit', () => {
+  for (const f of perfMaps) rmSync(f, { force: true });
+  if (args.perf) rmSync(`/tmp/perf-${process.pid}.map`, { force: true });
+});
+
+async function stop(c: Child): Promise<void> {
+  const { child } = c;
   if (child.exitCode !== null || child.signalCode !== null) return;
+  if (args.perf && child.pid !== undefined) for (const pid of treePids(child.pid)) perfMaps.add(`/tmp/perf-${pid}.map`);
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
   // Killed, a child writes no CPU profile: say so rather than summarise another thread's.
   if (child.exitCode === null && child.signalCode === null) {
-    err('  a child did not exit within 15 s of SIGTERM: killed (its CPU profile is lost)');
+    err('  a child did not exit within 30 s of SIGTERM: killed (its CPU profile is lost)');
     child.kill('SIGKILL');
   }
 }
 
 /** An admin call as the bench's super user (the same client the `fleet` commands use). */
-async function admin(url: string, method: string, path: string, body?: unknown): Promise<void> {
-  const { mintToken } = await import('../../cloud/auth/jwt.ts');
-  await new CloudClient(url, () => mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' })).request(method, path, body);
+async function admin(url: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  return new CloudClient(url, () => mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench' })).request(method, path, body);
 }
 
 async function seedReleases(url: string): Promise<void> {
@@ -137,29 +211,96 @@ async function seedReleases(url: string): Promise<void> {
   }
 }
 
+/** A CPU profile of this process (the simulator, the load tool) while `run` runs, when --profile. */
+async function profiled<T>(dir: string, name: string, run: () => Promise<T>): Promise<{ value: T; file?: string }> {
+  if (!args.profile) return { value: await run() };
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    const value = await run();
+    const { profile } = await session.post('Profiler.stop');
+    const file = join(dir, `${name}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    return { value, file };
+  } finally {
+    session.disconnect();
+  }
+}
+
+interface StormCosts {
+  /** From the first arrival to the last device done (the profiles' clock). */
+  window: ProfileWindow;
+  cloudCpuS: number;
+  simCpuS: number;
+  machineBusy: number;
+  rssPeakBytes: number;
+}
+
 function stormLine(store: string, instances: number, r: SimResult): string {
   return `boot storm: devices=${r.devices} instances=${instances} store=${store} seconds=${r.stormSeconds.toFixed(1)} errors=${r.errorCount} lost=${r.lost}`;
 }
 
-async function storm(urls: string[], store: string, during?: () => Promise<void>): Promise<string> {
+const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
+
+async function storm(clouds: Child[], store: string, dir: string, during?: () => Promise<void>): Promise<{ line: string; costs: StormCosts; simProfile?: string; perfLines: string[] }> {
+  let costs: StormCosts | undefined;
+  let perfStops: Promise<void>[] = [];
+  let perfRecorders: { stop(): Promise<void> }[] = [];
+  let at0 = { cloud: 0, sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
+  const peaks = clouds.map((c) => rssPeak(c.child.pid));
   const sim = new FleetSimulator({
-    urls,
+    urls: clouds.map((c) => c.url),
     adminToken: await mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench', ttlSeconds: 3600 }),
     devices: DEVICES,
     spreadMs: SPREAD_MS,
     deadlineMs: DEADLINE_MS,
     onProgress: (p) =>
       err(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures`),
+    onStormDone: () => {
+      perfStops = perfRecorders.map((p) => p.stop());
+      const sim = process.cpuUsage(at0.sim);
+      costs = {
+        window: { fromUs: at0.us, toUs: profileClockUs() },
+        cloudCpuS: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0) - at0.cloud,
+        simCpuS: (sim.user + sim.system) / 1e6,
+        machineBusy: busyShare(at0.machine, machineCpu()),
+        rssPeakBytes: peaks.reduce((a, p) => a + p.stop(), 0),
+      };
+    },
   });
   try {
-    err(`${store}, ${urls.length} instance(s): enrolling ${DEVICES} devices…`);
+    err(`${store}, ${clouds.length} instance(s) of ${procs(WORKERS)}: enrolling ${DEVICES} devices…`);
     await sim.enroll();
     err(`${store}: boot storm of ${DEVICES} devices${SPREAD_MS ? ` over ${SPREAD_MS / 1000} s` : ', all at once'}`);
-    const running = sim.run();
-    if (during) await during();
-    const r = await running;
-    process.stdout.write([`-- ${store}, ${urls.length} instance(s)`, ...formatResult(r)].join('\n') + '\n');
-    return stormLine(store, urls.length, r);
+    const perfFiles = { cloud: join(dir, `perf-storm-${store}-cloud.data`), sim: join(dir, `perf-storm-${store}-simulator.data`) };
+    if (args.perf) perfRecorders = [recordPerf(clouds.flatMap((c) => treePids(c.child.pid!)), perfFiles.cloud), recordPerf([process.pid], perfFiles.sim)];
+    at0 = { cloud: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0), sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
+    const { value: r, file } = await profiled(dir, `simulator-${store}`, async () => {
+      const running = sim.run();
+      if (during) await during();
+      return running;
+    });
+    const c = costs!;
+    process.stdout.write(
+      [
+        `-- ${store}, ${clouds.length} instance(s) of ${procs(WORKERS)} (enrollment ${r.enrollSeconds.toFixed(1)} s, not counted)`,
+        ...formatResult(r),
+        `storm CPU: cloud ${c.cloudCpuS.toFixed(1)} s (all its processes and threads), simulator ${c.simCpuS.toFixed(1)} s (this process: signing, blobs, HTTP client), machine ${(c.machineBusy * 100).toFixed(0)} % busy over ${r.stormSeconds.toFixed(1)} s`,
+        `service RSS peak during the storm: ${mb(c.rssPeakBytes)} (every process of the serve${clouds.length > 1 ? 's' : ''})`,
+      ].join('\n') + '\n',
+    );
+    await Promise.all(perfStops);
+    const perfLines = args.perf
+      ? [
+          `-- CPU per device by component in the ${store} storm (perf; a device: its OTA check, push and 304 push, retries included): the cloud`,
+          ...formatPerf(summarizePerf([perfFiles.cloud]), r.devices, 'device'),
+          `-- the same for the simulator (this process: ${r.devices} devices' signatures, blobs and HTTP client)`,
+          ...formatPerf(summarizePerf([perfFiles.sim]), r.devices, 'device'),
+        ]
+      : [];
+    return { line: stormLine(store, clouds.length, r), costs: c, perfLines, ...(file ? { simProfile: file } : {}) };
   } finally {
     sim.close();
   }
@@ -171,161 +312,321 @@ function load(opts: autocannon.Options): Promise<autocannon.Result> {
   });
 }
 
-/** CPU seconds a process has used so far, all its threads (Linux /proc; 0 elsewhere). */
-function processCpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return 0;
-  }
+interface Measured {
+  name: string;
+  /** Requests per second over every round, and each round's. */
+  rps: number;
+  roundRps: number[];
+  /** Latency: the median of the rounds' p50 and p99. */
+  p50: number;
+  p99: number;
+  bad: number;
+  /** Requests of the measured rounds, and when they ran (the profiles' clock). */
+  requests: number;
+  windows: ProfileWindow[];
+  /** perf.data of each round (--perf, cases asked for). */
+  perfFiles: string[];
+  cpuUsPerRequest: number;
+  benchCpuUsPerRequest: number;
+  machineBusy: number;
 }
 
-/** The machine's CPU time so far, busy and total, over all cores (/proc/stat), in clock ticks. */
-function machineCpu(): { busy: number; total: number } {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const total = f.reduce((a, b) => a + b, 0);
-    return { busy: total - f[3]! - (f[4] ?? 0), total };
-  } catch {
-    return { busy: 0, total: 0 };
-  }
+/** A case of a comparison: a server already listening, and the load to send it. */
+interface Case {
+  name: string;
+  opts: autocannon.Options;
+  pid: number | undefined;
+  /** Recorded by perf during its rounds (--perf), into files under this prefix. */
+  perfPrefix?: string;
 }
 
-interface Measured { name: string; rps: number; p50: number; p99: number; bad: number; cpuUsPerRequest: number; benchCpuUsPerRequest: number; machineBusy: number }
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
 
 /**
- * One case under load. Besides the rate: the server's CPU per request (all its threads) and this
- * process's (the load tool, and the signing of every request), and how busy the whole machine was
- * (other work included): on a shared machine a server can only go as fast as the CPU it gets.
+ * The cases of one comparison, measured in turn, round after round (ROUNDS rounds of DURATION_S /
+ * ROUNDS each, after a warm-up of each): the machine is shared and its load changes by the minute, so
+ * a ratio is taken within each round (cases a few seconds apart) and the median of the rounds is
+ * given. Besides the rate: the server's CPU per request (every process and thread of it) and this
+ * process's (the load tool, and the signing of requests past the presigned ones), and how busy the
+ * whole machine was (other work included): on a shared machine a server goes as fast as the CPU it gets.
  */
-async function measure(name: string, opts: autocannon.Options, serverPid?: number): Promise<Measured> {
-  if (WARMUP_S > 0) await load({ ...opts, duration: WARMUP_S, connections: CONNECTIONS });
-  const cpu0 = processCpuSeconds(serverPid);
-  const self0 = process.cpuUsage();
-  const m0 = machineCpu();
-  const r = await load({ ...opts, duration: DURATION_S, connections: CONNECTIONS });
-  const m1 = machineCpu();
-  const self = process.cpuUsage(self0);
-  const n = Math.max(1, r.requests.total);
-  const f = {
-    name,
-    rps: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    bad: r.non2xx + r.errors + r.timeouts,
-    cpuUsPerRequest: ((processCpuSeconds(serverPid) - cpu0) * 1e6) / n,
-    benchCpuUsPerRequest: (self.user + self.system) / n,
-    machineBusy: m1.total > m0.total ? (m1.busy - m0.busy) / (m1.total - m0.total) : 0,
-  };
-  err(`  measured ${name}: ${f.rps.toFixed(0)} req/s, server ${f.cpuUsPerRequest.toFixed(0)} µs CPU/request, machine ${(f.machineBusy * 100).toFixed(0)} % busy`);
-  return f;
+async function compare(cases: Case[]): Promise<Measured[]> {
+  for (const c of cases) if (WARMUP_S > 0) await load({ ...c.opts, duration: WARMUP_S, connections: CONNECTIONS });
+  const acc = cases.map(() => ({ seconds: 0, requests: 0, bad: 0, cpu: 0, bench: 0, busy: 0, p50: [] as number[], p99: [] as number[], roundRps: [] as number[], windows: [] as ProfileWindow[], perf: [] as string[] }));
+  const seconds = DURATION_S / ROUNDS;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, c] of cases.entries()) {
+      const a = acc[i]!;
+      const fromUs = profileClockUs();
+      const cpu0 = treeCpuSeconds(c.pid);
+      const self0 = process.cpuUsage();
+      const m0 = machineCpu();
+      const perfFile = args.perf && c.perfPrefix && c.pid !== undefined ? `${c.perfPrefix}-${round}.data` : undefined;
+      const perf = perfFile ? recordPerf(treePids(c.pid!), perfFile) : undefined;
+      const r = await load({ ...c.opts, duration: seconds, connections: CONNECTIONS });
+      await perf?.stop();
+      if (perfFile) a.perf.push(perfFile);
+      a.windows.push({ fromUs, toUs: profileClockUs() });
+      a.busy += busyShare(m0, machineCpu());
+      const self = process.cpuUsage(self0);
+      a.cpu += treeCpuSeconds(c.pid) - cpu0;
+      a.bench += (self.user + self.system) / 1e6;
+      a.seconds += seconds;
+      a.requests += r.requests.total;
+      a.bad += r.non2xx + r.errors + r.timeouts;
+      a.p50.push(r.latency.p50);
+      a.p99.push(r.latency.p99);
+      a.roundRps.push(r.requests.total / seconds);
+    }
+    err(`  round ${round + 1}/${ROUNDS}: ${cases.map((c, i) => `${c.name.split(',')[0]} ${acc[i]!.roundRps.at(-1)!.toFixed(0)} req/s`).join(', ')}`);
+  }
+  return cases.map((c, i) => {
+    const a = acc[i]!;
+    const n = Math.max(1, a.requests);
+    return {
+      name: c.name,
+      rps: a.requests / a.seconds,
+      roundRps: a.roundRps,
+      p50: median(a.p50),
+      p99: median(a.p99),
+      bad: a.bad,
+      requests: a.requests,
+      windows: a.windows,
+      perfFiles: a.perf,
+      cpuUsPerRequest: (a.cpu * 1e6) / n,
+      benchCpuUsPerRequest: (a.bench * 1e6) / n,
+      machineBusy: a.busy / ROUNDS,
+    };
+  });
 }
 
-/** node flags that make a cloud child write a CPU profile into `dir` when it exits. */
+/** The median over rounds of a case's rate divided by its baseline's in the same round. */
+function ratio(of: Measured, to: Measured): string {
+  return median(of.roundRps.map((r, i) => r / Math.max(1e-9, to.roundRps[i]!))).toFixed(2);
+}
+
+/** node flags that make every process of a child write a CPU profile into `dir` when it exits. */
 function profileArgs(dir: string): string[] {
   return args.profile ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
-/** The summaries of the CPU profiles a stopped child (or children) wrote into `dir`. */
-function profileLines(dir: string, what: string): string[] {
-  if (!args.profile) return [];
-  let files: string[] = [];
+function profileFiles(dir: string): string[] {
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(dir, f));
+    if (args['keep-profiles']) {
+      mkdirSync(args['keep-profiles'], { recursive: true });
+      for (const f of files) copyFileSync(f, join(args['keep-profiles'], f.split('/').at(-1)!));
+    }
+    return files;
   } catch {
-    files = [];
+    return [];
   }
+}
+
+/** The summary of the CPU profiles a stopped service (every process and thread of it) or this process wrote. */
+function profileLines(files: string[], what: string, window?: ProfileWindow | ProfileWindow[]): string[] {
+  if (!args.profile) return [];
   if (files.length === 0) return [`profile (${what}): none written`];
-  if (args['keep-profiles']) {
-    mkdirSync(args['keep-profiles'], { recursive: true });
-    for (const f of files) copyFileSync(join(dir, f), join(args['keep-profiles'], f));
+  return [`-- profile of ${what} (${files.length} threads' profiles summed${window ? ', the measured part only' : ''})`, ...formatProfile(summarizeProfile(files, 15, window))];
+}
+
+/**
+ * Where an upload's CPU goes, per upload: the main threads' profiles (every process of the serve),
+ * over the measured part of the load only, by category, divided by the uploads of that part; the
+ * rest of the CPU the kernel counted for the service (/proc, every thread) ran off the main threads:
+ * the signature check on libuv's pool, V8's helper threads, the SQLite checkpointer.
+ */
+function perUploadLines(files: string[], m: Measured): string[] {
+  if (!args.profile || files.length === 0) return [];
+  const s = summarizeProfile(files, 15, m.windows);
+  const perUpload = (ms: number) => ((ms * 1000) / Math.max(1, m.requests)).toFixed(0).padStart(6);
+  return [
+    `-- where an upload's CPU goes (${m.name}; ${m.requests} uploads in the measured rounds, every process of the server)`,
+    ...s.categories.map((c) => `${perUpload(c.ms)} µs  ${c.name}`),
+    `${perUpload(s.busyMs)} µs  on the threads V8 profiles (sum of the above)`,
+    `${m.cpuUsPerRequest.toFixed(0).padStart(6)} µs  all threads, from /proc: the difference ran where V8 does not sample (the signature check on libuv's pool, GC helper threads, the kernel's side of the sockets)`,
+  ];
+}
+
+/** The profiles of the main threads (thread 0 in --cpu-prof's file names) and of the other threads (the SQLite checkpointer, the writer thread). */
+function byThread(files: string[]): { main: string[]; others: string[] } {
+  const main = files.filter((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  return { main, others: files.filter((f) => !main.includes(f)) };
+}
+
+/**
+ * Where a storm's time goes, per device (its OTA check, push and 304 push, retries included), over
+ * the storm only, from the V8 profiles: the cloud's main threads by category, its other threads, and
+ * the CPU the kernel counted for it; the simulator (this process) by category, and its CPU.
+ */
+function perDeviceLines(store: string, cloudFiles: string[], simFile: string | undefined, costs: StormCosts): string[] {
+  if (!args.profile) return [];
+  const us = (ms: number) => ((ms * 1000) / DEVICES).toFixed(0).padStart(6);
+  const { main, others } = byThread(cloudFiles);
+  const m = summarizeProfile(main, 15, costs.window);
+  const o = summarizeProfile(others, 15, costs.window);
+  const lines = [
+    `-- where a device's time goes in the ${store} storm (V8 profiles, µs per device: its OTA check, push and 304 push, retries included)`,
+    'the cloud, main threads:',
+    ...m.categories.map((c) => `${us(c.ms)} µs  ${c.name}`),
+    `${us(m.busyMs)} µs  main threads (sum of the above: time on the thread, which includes being preempted on a busy machine)`,
+    `${us(o.busyMs)} µs  other threads V8 profiles (the SQLite checkpointer: mostly waiting for its writes and fsync)`,
+    `${us(costs.cloudCpuS * 1000)} µs  CPU of all its threads, from /proc`,
+  ];
+  if (simFile) {
+    const sim = summarizeProfile(simFile, 15, costs.window);
+    lines.push('the simulator (this process):', ...sim.categories.map((c) => `${us(c.ms)} µs  ${c.name}`), `${us(costs.simCpuS * 1000)} µs  CPU of all its threads (process.cpuUsage)`);
   }
-  return files.flatMap((f, i) => [`-- profile of ${what}${files.length > 1 ? ` (process ${i + 1})` : ''}`, ...formatProfile(summarizeProfile(join(dir, f)))]);
+  return lines;
 }
 
 /**
  * Signature headers made before the load starts (each a fresh nonce; the timestamps stay well inside
- * the cloud's window for a run of seconds): the load tool shares this machine with the cloud, and
- * signing during the run cost it ~250 µs of CPU per request (5× what the bare case costs it), CPU
- * the cloud then did not get. A device signs on its own CPU. Past these, requests are signed as sent.
+ * the cloud's window for a run of seconds): the load tool shares this machine with the servers, and
+ * signing during the run cost it ~250 µs of CPU per request, CPU the servers then did not get. A
+ * device signs on its own CPU. Past these, requests are signed as sent.
  */
-function presign(privateKey: KeyObject, uuid: string): DeviceSignatureHeaders[] {
-  const n = Math.min(60_000, Math.ceil((WARMUP_S + DURATION_S) * 4000));
+function presign(privateKey: KeyObject, uuid: string, n: number): DeviceSignatureHeaders[] {
   const t0 = Date.now();
   const out = Array.from({ length: n }, () => signDeviceRequest(privateKey, uuid));
   err(`  signed ${n} requests ahead in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return out;
 }
 
+const caseLine = (f: Measured) =>
+  `${f.name.padEnd(58)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${String(f.bad).padStart(8)} ${f.cpuUsPerRequest.toFixed(0).padStart(19)} ${f.benchCpuUsPerRequest.toFixed(0).padStart(18)} ${(f.machineBusy * 100).toFixed(0).padStart(12)} %`;
+const CASE_HEADER = `${'case'.padEnd(58)}   req/s   p50 ms   p99 ms   failed   server CPU µs/req   bench CPU µs/req   machine busy`;
+
 async function ingest(dir: string): Promise<string[]> {
   const blob = Buffer.concat([Buffer.from('FFCE'), randomBytes(64 * 1024 - 4)]);
   const etag = 'e'.repeat(64);
-  const bare = await startBareIngest();
-  let bareFigures;
-  try {
-    bareFigures = await measure('bare node:http, reads and drops 64 KB bodies', {
-      url: bare.url,
-      requests: [{ method: 'POST', path: '/devices/bench-device-0001/backup', headers: { 'content-type': 'application/octet-stream', etag }, body: blob }],
-    }, bare.child.pid);
-  } finally {
-    await stop(bare.child);
-  }
-  const cases = [];
-  const profiles: string[] = [];
-  for (const writer of WRITERS) {
-    const profDir = join(dir, `prof-ingest-${writer}`);
-    const cloud = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, `ingest-${writer}.sqlite`), writer) }, profileArgs(profDir));
-    let cloudFigures;
+  const uuid = 'bench-device-0001';
+  const path = `/devices/${uuid}/backup`;
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const signedUpload = (): autocannon.Request => {
+    const signed = presign(privateKey, uuid, Math.min(120_000, Math.ceil((WARMUP_S + DURATION_S) * 4000 * WORKERS)));
+    return {
+      method: 'POST',
+      path,
+      setupRequest: (req) => ({ ...req, headers: { ...(signed.pop() ?? signDeviceRequest(privateKey, uuid)), 'content-type': 'application/octet-stream', etag }, body: blob }),
+    };
+  };
+  const lines: string[] = [];
+  const ratios: string[] = [];
+  for (const [i, writer] of WRITERS.entries()) {
+    const writes = writer === 'worker' ? 'writer thread' : 'writes inline';
+    const running: Child[] = [];
     try {
-      const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-      await admin(cloud.url, 'PUT', '/admin/devices/bench-device-0001', { public_key: publicKey.export({ type: 'spki', format: 'pem' }).toString() });
-      const signed = presign(privateKey, 'bench-device-0001');
-      cloudFigures = await measure(`cloud signed 64 KB upload, SQLite ${writer === 'worker' ? 'writer thread' : 'writes inline'}`, {
-        url: cloud.url,
-        requests: [
-          {
-            method: 'POST',
-            path: '/devices/bench-device-0001/backup',
-            setupRequest: (req) => ({ ...req, headers: { ...(signed.pop() ?? signDeviceRequest(privateKey, 'bench-device-0001')), 'content-type': 'application/octet-stream', etag }, body: blob }),
-          },
-        ],
-      }, cloud.child.pid);
+      const bare = await startBaseline('bare-ingest');
+      running.push(bare);
+      // The fair limit, on its own fresh file of the same store, the device enrolled in it directly.
+      const fairDb = sqliteUrl(join(dir, `fair-${writer}.sqlite`), writer);
+      const { SqliteStore, sqliteOptionsFromUrl } = await import('../../cloud/store/sqlite.ts');
+      const seeded = new SqliteStore(sqliteOptionsFromUrl(fairDb).path);
+      await seeded.putDevice(uuid, pem, new Date().toISOString());
+      await seeded.close();
+      const fairProf = join(dir, `prof-fair-${writer}`);
+      const fair = await startBaseline('fair-ingest', ['--database', fairDb, ...(args['fair-hash-body'] ? ['--hash-body'] : [])], profileArgs(fairProf));
+      running.push(fair);
+      const cloudProf = join(dir, `prof-ingest-${writer}`);
+      const cloud = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, `ingest-${writer}.sqlite`), writer) }, profileArgs(cloudProf));
+      running.push(cloud);
+      await admin(cloud.url, 'PUT', `/admin/devices/${uuid}`, { public_key: pem });
+      const [b, f, c] = await compare([
+        { name: 'bare node:http, reads and drops 64 KB bodies', opts: { url: bare.url, requests: [{ method: 'POST', path, headers: { 'content-type': 'application/octet-stream', etag }, body: blob }] }, pid: bare.child.pid },
+        { name: `fair limit, the upload's work (SQLite ${writes})`, opts: { url: fair.url, requests: [signedUpload()] }, pid: fair.child.pid, perfPrefix: join(dir, `perf-fair-${writer}`) },
+        { name: `cloud signed 64 KB upload (SQLite ${writes})`, opts: { url: cloud.url, requests: [signedUpload()] }, pid: cloud.child.pid, perfPrefix: join(dir, `perf-cloud-${writer}`) },
+      ]);
+      for (const r of running) await stop(r);
+      const fairFiles = profileFiles(fairProf);
+      const cloudFiles = profileFiles(cloudProf);
+      lines.push(
+        `-- backup ingest (64 KB bodies, autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S / ROUNDS} s; every server on ${procs(WORKERS)})`,
+        CASE_HEADER,
+        ...[b!, f!, c!].map(caseLine),
+        `rounds, req/s: ${[b!, f!, c!].map((m) => `${m.name.split(',')[0]} ${m.roundRps.map((x) => x.toFixed(0)).join(' / ')}`).join('; ')}`,
+        ...fair.said,
+        ...cloud.said,
+        ...perUploadLines(fairFiles, f!),
+        ...perUploadLines(cloudFiles, c!),
+        ...(args.perf ? [`-- CPU per upload by component (perf): ${f!.name}`, ...formatPerf(summarizePerf(f!.perfFiles), f!.requests, 'upload')] : []),
+        ...(args.perf ? [`-- CPU per upload by component (perf): ${c!.name}`, ...formatPerf(summarizePerf(c!.perfFiles), c!.requests, 'upload')] : []),
+        ...profileLines(cloudFiles, `the cloud during the ingest (SQLite ${writes})`, c!.windows),
+      );
+      // The first writer is the configuration under test (--sqlite-writer); the others' ratios follow.
+      const tag = i === 0 ? '' : ` (SQLite writer ${writer})`;
+      ratios.push(
+        `ingest ratio to fair limit${tag}: ${ratio(c!, f!)}`,
+        `ingest ratio to bare${tag}: ${ratio(c!, b!)}`,
+        // Less sensitive to what else the shared machine runs than a rate: the CPU each spends per upload.
+        `ingest CPU ratio to fair limit${tag} (its CPU per upload / the cloud's): ${(f!.cpuUsPerRequest / Math.max(1, c!.cpuUsPerRequest)).toFixed(2)}`,
+      );
     } finally {
-      await stop(cloud.child);
+      for (const r of running) await stop(r);
     }
-    cases.push(cloudFigures);
-    profiles.push(...profileLines(profDir, `the cloud during the ingest (SQLite ${writer === 'worker' ? 'writer thread' : 'writes inline'})`));
   }
-  const lines = [
-    '-- backup ingest (64 KB bodies, autocannon, same connections and duration)',
-    `case                                               req/s   p50 ms   p99 ms   failed   server CPU µs/req   bench CPU µs/req   machine busy`,
-    ...[bareFigures, ...cases].map(
-      (f) =>
-        `${f.name.padEnd(48)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${String(f.bad).padStart(8)} ${f.cpuUsPerRequest.toFixed(0).padStart(19)} ${f.benchCpuUsPerRequest.toFixed(0).padStart(18)} ${(f.machineBusy * 100).toFixed(0).padStart(12)} %`,
-    ),
-    ...profiles,
-  ];
   process.stdout.write(lines.join('\n') + '\n');
-  // The first case is the configuration under test (--sqlite-writer); with `both`, the others' ratios follow.
-  return cases.map((c, i) => (i === 0 ? `ingest ratio to bare: ${(c.rps / bareFigures.rps).toFixed(2)}` : `ingest ratio to bare (${c.name}): ${(c.rps / bareFigures.rps).toFixed(2)}`));
+  return ratios;
+}
+
+async function ota(dir: string): Promise<string[]> {
+  const running: Child[] = [];
+  try {
+    const cloud = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, 'ota.sqlite')) });
+    running.push(cloud);
+    await seedReleases(cloud.url);
+    const manifest = Buffer.from(await (await fetch(cloud.url + OTA_PATH)).arrayBuffer());
+    const file = join(dir, 'manifest.json');
+    writeFileSync(file, manifest);
+    const bare = await startBaseline('bare-ota', ['--manifest-file', file]);
+    running.push(bare);
+    const [b, c] = await compare([
+      { name: 'bare node:http, the same manifest bytes', opts: { url: bare.url + OTA_PATH }, pid: bare.child.pid },
+      { name: 'cloud OTA check (fast path)', opts: { url: cloud.url + OTA_PATH }, pid: cloud.child.pid },
+    ]);
+    process.stdout.write(
+      [
+        `-- OTA check (autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S / ROUNDS} s; both on ${procs(WORKERS)})`,
+        CASE_HEADER,
+        caseLine(b!),
+        caseLine(c!),
+        `rounds, req/s: ${[b!, c!].map((m) => `${m.name.split(',')[0]} ${m.roundRps.map((x) => x.toFixed(0)).join(' / ')}`).join('; ')}`,
+      ].join('\n') + '\n',
+    );
+    return [`ota ratio to bare: ${ratio(c!, b!)}`];
+  } finally {
+    for (const r of running) await stop(r);
+  }
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-'));
-  const children: ChildProcess[] = [];
+  const children: Child[] = [];
   const summary: string[] = [];
   let pgServer: PostgresServer | undefined;
+  const [l1, l5, l15] = loadavg();
+  process.stdout.write(`machine: ${availableParallelism()} cores available to node, load average ${l1!.toFixed(2)} ${l5!.toFixed(2)} ${l15!.toFixed(2)} at the start; every server on ${procs(WORKERS)}\n`);
   try {
-    if (!ONLY || ONLY.has('sqlite')) {
-      const one = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, 'storm.sqlite')) }, profileArgs(join(dir, 'prof-sqlite')));
-      children.push(one.child);
+    if (ONLY.has('sqlite')) {
+      const profDir = join(dir, 'prof-sqlite');
+      const one = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, 'storm.sqlite')) }, profileArgs(profDir));
+      children.push(one);
       await seedReleases(one.url);
-      summary.push(await storm([one.url], 'sqlite'));
-      await stop(one.child);
-      process.stdout.write(profileLines(join(dir, 'prof-sqlite'), 'the cloud during the sqlite storm (enrollment included)').join('\n') + '\n');
+      const s = await storm([one], 'sqlite', dir);
+      await stop(one);
+      summary.push(s.line, ...one.said.filter((l) => l.startsWith('stopped:')).map((l) => `sqlite storm, ${l}`), `service RSS peak (sqlite storm): ${mb(s.costs.rssPeakBytes)}`);
+      process.stdout.write(
+        [
+          ...one.said,
+          ...s.perfLines,
+          ...perDeviceLines('sqlite', profileFiles(profDir), s.simProfile, s.costs),
+          ...profileLines(profileFiles(profDir), 'the cloud during the sqlite storm', s.costs.window),
+          ...profileLines(s.simProfile ? [s.simProfile] : [], 'the simulator during the sqlite storm', s.costs.window),
+        ].join('\n') + '\n',
+      );
     }
-    if (!ONLY || ONLY.has('postgres')) {
+    if (ONLY.has('postgres')) {
       err('starting PostgreSQL…');
       pgServer = await startPostgres();
       const client = new pg.Client({ connectionString: pgServer.url });
@@ -333,20 +634,24 @@ async function main(): Promise<void> {
       await client.query('CREATE DATABASE fleet_bench');
       await client.end();
       const dbUrl = pgServer.url.replace(/\/postgres$/, '/fleet_bench');
-      const a = await startCloud({ DATABASE_URL: dbUrl }, profileArgs(join(dir, 'prof-postgres')));
-      children.push(a.child);
-      const b = await startCloud({ DATABASE_URL: dbUrl }, profileArgs(join(dir, 'prof-postgres')));
-      children.push(b.child);
-      await seedReleases(a.url);
-      // A deployment during the storm: written through one instance, picked up by both from the store.
+      const profDir = join(dir, 'prof-postgres');
+      const instances: Child[] = [];
+      for (let i = 0; i < PG_INSTANCES; i++) {
+        const c = await startCloud({ DATABASE_URL: dbUrl }, profileArgs(profDir));
+        children.push(c);
+        instances.push(c);
+      }
+      await seedReleases(instances[0]!.url);
+      // A deployment during the storm: written through one instance, picked up by every worker of each.
       // The admin calls share this process with the simulator and the cloud with the storm: under
       // overload they may be refused (408, 503); retried a few times, and a failure is reported, not fatal.
+      const deployThrough = instances.at(-1)!.url;
       const deploy = async () => {
         await new Promise((r) => setTimeout(r, 2000));
         for (let attempt = 1; ; attempt++) {
           try {
-            await admin(b.url, 'PATCH', '/appconfig/svc-func-backup', { logging: 'WARNING' });
-            await admin(b.url, 'POST', '/appconfig/svc-func-backup/deploy');
+            await admin(deployThrough, 'PATCH', '/appconfig/svc-func-backup', { logging: 'WARNING' });
+            await admin(deployThrough, 'POST', '/appconfig/svc-func-backup/deploy');
             err(`  appconfig svc-func-backup deployed during the storm (attempt ${attempt})`);
             summary.push('appconfig deployment during the postgres storm: done');
             return;
@@ -359,12 +664,21 @@ async function main(): Promise<void> {
           }
         }
       };
-      summary.push(await storm([a.url, b.url], 'postgres', deploy));
-      await stop(a.child);
-      await stop(b.child);
-      process.stdout.write(profileLines(join(dir, 'prof-postgres'), 'a cloud instance during the postgres storm (enrollment included)').join('\n') + '\n');
+      const s = await storm(instances, 'postgres', dir, deploy);
+      for (const c of instances) await stop(c);
+      summary.push(s.line, `service RSS peak (postgres storm, ${PG_INSTANCES} instances): ${mb(s.costs.rssPeakBytes)}`);
+      process.stdout.write(
+        [
+          ...instances.flatMap((c) => c.said),
+          ...s.perfLines,
+          ...perDeviceLines('postgres', profileFiles(profDir), s.simProfile, s.costs),
+          ...profileLines(profileFiles(profDir), 'the clouds during the postgres storm', s.costs.window),
+          ...profileLines(s.simProfile ? [s.simProfile] : [], 'the simulator during the postgres storm', s.costs.window),
+        ].join('\n') + '\n',
+      );
     }
-    if (!ONLY || ONLY.has('ingest')) summary.push(...(await ingest(dir)));
+    if (ONLY.has('ingest')) summary.push(...(await ingest(dir)));
+    if (ONLY.has('ota')) summary.push(...(await ota(dir)));
   } finally {
     for (const c of children) await stop(c);
     pgServer?.stop();

@@ -1,0 +1,147 @@
+// The baselines of `npm run bench:fleet` (docs/fleet-scale.md): servers with no framework, on the same
+// number of processes as the cloud's workers and sharing their port the same way (node:cluster), so
+// that a ratio compares the cloud with what the same machine does with the same processes:
+//   bare-ingest  reads each upload's body to its end, drops it, answers a small JSON;
+//   fair-ingest  the essential work of an upload and nothing else: read the body, look the device up,
+//                check the timestamp window, verify its P-256 signature over SHA-256(nonce ‖ timestamp)
+//                (on libuv's pool, as the cloud does), insert the nonce, write the row, on the same
+//                store (cloud/store/sqlite.ts or postgres.ts, the same DATABASE_URL); --hash-body also
+//                takes the body's SHA-256 (the cloud does not: the ETag is the device's hash of the
+//                plaintext, which it cannot check on the ciphertext);
+//   bare-ota     answers every GET with the same precomputed manifest bytes.
+// Prints `baseline listening on http://…` once every process listens; SIGTERM stops it.
+import cluster from 'node:cluster';
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { openStore } from '../../cloud/store/index.ts';
+import type { CloudStore } from '../../cloud/store/types.ts';
+
+const { values: o } = parseArgs({
+  options: {
+    mode: { type: 'string' },
+    workers: { type: 'string', default: '1' },
+    database: { type: 'string' },
+    'manifest-file': { type: 'string' },
+    'hash-body': { type: 'boolean', default: false },
+    'window-seconds': { type: 'string', default: '300' },
+  },
+});
+const MODES = ['bare-ingest', 'fair-ingest', 'bare-ota'] as const;
+type Mode = (typeof MODES)[number];
+const mode = o.mode as Mode;
+if (!MODES.includes(mode)) throw new Error(`--mode must be one of ${MODES.join(', ')}, not ${JSON.stringify(o.mode)}`);
+const workers = Number(o.workers);
+if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number from 1, not ${JSON.stringify(o.workers)}`);
+if (mode === 'fair-ingest' && !o.database) throw new Error('--mode fair-ingest needs --database (a DATABASE_URL)');
+if (mode === 'bare-ota' && !o['manifest-file']) throw new Error('--mode bare-ota needs --manifest-file');
+
+const STORED = Buffer.from(JSON.stringify({ message: 'Backup stored', last_backup_date: new Date().toISOString() }));
+const MAX_BODY = 512 * 1024;
+
+function answer(res: ServerResponse, status: number, body: Buffer): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+  res.end(body);
+}
+
+/** The body in one Buffer of its declared length (as the cloud reads it), or null past MAX_BODY. */
+function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  const declared = Number(req.headers['content-length']);
+  if (!Number.isSafeInteger(declared) || declared > MAX_BODY) {
+    req.resume();
+    return Promise.resolve(null);
+  }
+  const body = Buffer.allocUnsafe(declared);
+  let at = 0;
+  return new Promise((resolve, reject) => {
+    req.on('data', (c: Buffer) => {
+      if (at + c.length > declared) return;
+      c.copy(body, at);
+      at += c.length;
+    });
+    req.on('end', () => resolve(at === declared ? body : null));
+    req.on('error', reject);
+  });
+}
+
+function bareIngest(): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    req.on('data', () => undefined);
+    req.on('end', () => answer(res, 200, STORED));
+  };
+}
+
+function bareOta(): (req: IncomingMessage, res: ServerResponse) => void {
+  const manifest = readFileSync(o['manifest-file']!);
+  return (_req, res) => answer(res, 200, manifest);
+}
+
+async function fairIngest(store: CloudStore): Promise<(req: IncomingMessage, res: ServerResponse) => void> {
+  const windowMs = Number(o['window-seconds']) * 1000;
+  const keys = new Map<string, { pem: string; key: KeyObject }>();
+  const refused = Buffer.from(JSON.stringify({ error: 'unauthorized' }));
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const uuid = req.headers['x-device-uuid'] as string;
+    const nonceB64 = req.headers['x-device-nonce'] as string;
+    const timestamp = req.headers['x-device-timestamp'] as string;
+    const signature = Buffer.from(req.headers['x-device-signature'] as string, 'base64');
+    const body = await readBody(req);
+    if (!body) return answer(res, 413, refused);
+    if (o['hash-body']) createHash('sha256').update(body).digest('hex');
+    const device = await store.getDevice(uuid);
+    const nowMs = Date.now();
+    const ts = Date.parse(timestamp);
+    if (!device || !(Math.abs(nowMs - ts) <= windowMs)) return answer(res, 401, refused);
+    let cached = keys.get(uuid);
+    if (!cached || cached.pem !== device.publicKeyPem) {
+      cached = { pem: device.publicKeyPem, key: createPublicKey(device.publicKeyPem) };
+      keys.set(uuid, cached);
+    }
+    const nonce = Buffer.from(nonceB64, 'base64');
+    const message = Buffer.concat([nonce, Buffer.from(timestamp, 'utf8')]);
+    const ok = await new Promise<boolean>((resolve) => verify('sha256', message, { key: cached.key, dsaEncoding: 'der' }, signature, (err, v) => resolve(!err && v)));
+    if (!ok || !(await store.recordNonce(uuid, nonceB64, ts + windowMs, nowMs))) return answer(res, 401, refused);
+    await store.putBackup(uuid, body, (req.headers.etag as string | undefined) ?? null, new Date(nowMs).toISOString());
+    answer(res, 200, STORED);
+  };
+  return (req, res) => {
+    handle(req, res).catch(() => answer(res, 500, refused));
+  };
+}
+
+async function serveWorker(): Promise<import('node:http').Server> {
+  const store = mode === 'fair-ingest' ? await openStore(o.database!, { workers }) : undefined;
+  const listener = mode === 'bare-ingest' ? bareIngest() : mode === 'bare-ota' ? bareOta() : await fairIngest(store!);
+  const server = createServer({ keepAliveTimeout: 65_000 }, listener);
+  await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
+  process.once('SIGTERM', () => {
+    server.close(() => {
+      // As the cloud's workers say it (cloud/cluster/stats.ts): the same store met the same lock.
+      const busy = (store as { busyStats?: () => { busy: number; calls: number; batches: number; maxWaitMs: number } } | undefined)?.busyStats?.();
+      if (busy) process.stderr.write(`worker ${process.pid} stopped: SQLITE_BUSY ${busy.busy} times, ${busy.calls} store calls waited for the lock (run in ${busy.batches} transactions), longest wait ${Math.round(busy.maxWaitMs)} ms\n`);
+      void (store ? store.close() : Promise.resolve()).then(() => process.exit(0));
+    });
+    server.closeIdleConnections();
+  });
+  return server;
+}
+
+const listening = (port: number) => process.stdout.write(`baseline listening on http://127.0.0.1:${port} (${mode}, ${workers} process${workers > 1 ? 'es' : ''})\n`);
+
+async function supervise(): Promise<void> {
+  // As `fleet serve`: the store opened (and migrated) once before the processes that share it.
+  if (mode === 'fair-ingest') await (await openStore(o.database!)).close();
+  const started = Array.from({ length: workers }, () => cluster.fork());
+  const ports = await Promise.all(started.map((w) => new Promise<number>((r) => w.once('listening', (a) => r(a.port)))));
+  listening(ports[0]!);
+  process.once('SIGTERM', () => {
+    for (const w of started) w.process.kill('SIGTERM');
+  });
+  await Promise.all(started.map((w) => new Promise((r) => w.once('exit', r))));
+}
+
+// One process (as WORKERS=1): this one serves; more: node:cluster, as `fleet serve`.
+if (workers === 1) listening(((await serveWorker()).address() as AddressInfo).port);
+else await (cluster.isPrimary ? supervise() : serveWorker());
