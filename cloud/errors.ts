@@ -1,6 +1,7 @@
 // The cloud's one error catalog: every error a client can see has a stable code, an HTTP status and a
 // message. Routes throw `ApiError(code)`; one middleware (and the OTA fast path) turn it into
 // `{"error": code, "message": text, "details"?: {...}}` (DESIGN.md section 4). Never a stack trace.
+import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
 
 export const ERROR_CATALOG = {
   // generic
@@ -51,7 +52,7 @@ export const ERROR_CATALOG = {
   invalid_signature: { status: 401, message: 'The device signature does not verify' },
   timestamp_out_of_window: { status: 401, message: 'X-Device-Timestamp is outside the acceptance window' },
   nonce_replayed: { status: 401, message: 'X-Device-Nonce was already used' },
-  backup_too_large: { status: 413, message: 'The backup exceeds 524288 bytes (512 KB)' },
+  backup_too_large: { status: 413, message: `The backup exceeds ${MAX_BACKUP_BYTES} bytes (512 KB)` },
   backup_not_found: { status: 404, message: 'No backup is stored for this device' },
 
   // Runtime configuration (spec 2.7, 3.4)

@@ -3,6 +3,7 @@
 // guard reads its paths (cloud/transport.ts), and the tests check every answer against it
 // (./response-check.ts).
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
+import { MAX_BACKUP_BYTES } from '../backup/ffce.ts';
 import { MAX_IMAGE_BYTES } from '../ota/release-checks.ts';
 import {
   AuditList,
@@ -141,13 +142,13 @@ export const ROUTES: RouteSpec[] = [
     summary: 'Store the encrypted backup (FFCE blob) of a device',
     params: UuidParams,
     headers: withOptional(DeviceSignatureHeaders, { etag: EtagHeader, 'if-none-match': IfNoneMatchHeader }),
-    body: { required: true, binaryMaxBytes: 524_288 },
+    body: { required: true, binaryMaxBytes: MAX_BACKUP_BYTES },
     responses: {
       '200': json('Stored', BackupStored),
       '304': empty('Unchanged: nothing written'),
       ...signatureErrors,
       '400': error('Missing or invalid headers, invalid Base64, wrong Content-Type, or body not FFCE'),
-      '413': error('Body over 524288 bytes'),
+      '413': error(`Body over ${MAX_BACKUP_BYTES} bytes`),
       '500': error('Unhandled exception'),
     },
   },

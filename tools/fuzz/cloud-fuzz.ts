@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { mintToken } from '../../cloud/auth/jwt.ts';
+import { MAX_BACKUP_BYTES } from '../../cloud/backup/ffce.ts';
 import { loadConfig } from '../../cloud/config.ts';
 import type { LogRecord } from '../../cloud/logging.ts';
 import { startCloudServer, type RunningCloud } from '../../cloud/server.ts';
@@ -349,8 +350,8 @@ function backupRequest(ctx: GenContext): Built {
     const size = rng.weighted([
       [20, rng.int(32, 4096)],
       [2, rng.int(0, 31)],
-      [1, 524_288],
-      [1, 524_289],
+      [1, MAX_BACKUP_BYTES],
+      [1, MAX_BACKUP_BYTES + 1],
     ] as const);
     body = rng.chance(0.9) ? ffce(ctx, size) : rng.bytes(size);
     headers.push(['Content-Type', rng.weighted([[12, 'application/octet-stream'], [1, 'application/json'], [1, 'Application/Octet-Stream; x=y']] as const)]);

@@ -1,6 +1,7 @@
 // Compile-time settings of the firmware (spec 8). A platform's build passes overrides (on Moddable
 // through the manifest's config, on a virtual board through the bundle's defines).
 import type { BuildKind } from '../hal/system.ts';
+import { FFCE_MIN_BYTES, MAX_CLOUD_BLOB_BYTES } from './crypto/ffce.ts';
 
 export interface FirmwareSettings {
   /** PROVISIONING_MODE_TTL: provisioning mode lifetime (spec 3.2, 8). */
@@ -44,7 +45,7 @@ export function defaultSettings(build: BuildKind, overrides: Partial<FirmwareSet
     resultDisplayMs: 5_000,
     provisioningTxPowerDbm: 2,
     minimumTxPowerDbm: 2,
-    maxLocalBackupBytes: 524_288 - 32,
+    maxLocalBackupBytes: MAX_CLOUD_BLOB_BYTES - FFCE_MIN_BYTES,
     chunkBytes: 4096,
     maxRecordBytes: 16 * 1024,
     visualTokenTtlSeconds: 30 * 60,

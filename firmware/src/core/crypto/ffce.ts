@@ -12,6 +12,11 @@ export const FFCE_TAG_BYTES = 16;
 export const FFCE_HEADER_BYTES = FFCE_MAGIC.length + FFCE_IV_BYTES;
 /** Header and tag around an empty ciphertext. */
 export const FFCE_MIN_BYTES = FFCE_HEADER_BYTES + FFCE_TAG_BYTES;
+/**
+ * 512 KB (spec 8): the largest blob the cloud stores, the same figure as the cloud's MAX_BACKUP_BYTES
+ * (cloud/backup/ffce.ts; a test holds them equal). A local backup may be this less the FFCE framing.
+ */
+export const MAX_CLOUD_BLOB_BYTES = 524_288;
 
 export type FfceErrorCode = 'bad_magic' | 'too_short' | 'auth_failed';
 
