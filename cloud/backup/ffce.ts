@@ -1,8 +1,8 @@
 // FFCE v1 framing as the cloud sees it (DESIGN.md section 3): ASCII "FFCE" | 12-byte IV | AES-256-GCM
 // ciphertext | 16-byte tag. The cloud cannot decrypt; it checks the magic and the minimum length.
+import { MAX_BACKUP_BYTES } from './limits.ts';
 
-/** 512 KB (spec 8): the largest blob the cloud accepts. */
-export const MAX_BACKUP_BYTES = 524_288;
+export { MAX_BACKUP_BYTES };
 export const FFCE_MAGIC = Buffer.from('FFCE', 'ascii'); // 46 46 43 45
 export const FFCE_IV_BYTES = 12;
 export const FFCE_TAG_BYTES = 16;
