@@ -62,6 +62,11 @@ export class VirtualBoard implements BenchBoard {
     return this.xs;
   }
 
+  /** The chip's eFuse model (its ROM loader's and its firmware's); undefined before the first start. */
+  get eFuses(): Efuses | undefined {
+    return this.efuses;
+  }
+
   /** off, starting, app (the firmware runs), download (the ROM waits for a flashing tool), halted (nothing bootable). */
   get mode(): ChipMode {
     return this.chip?.mode ?? 'off';
