@@ -258,7 +258,7 @@ export class SdkBoard {
   private async runFromFlash(reset: ResetReason): Promise<void> {
     for (;;) {
       const log = new BootLog((line) => this.consoleLine(line));
-      const app = runBootloader(this.spi!, log, { chip: this.chip, reset });
+      const app = runBootloader(this.spi!, log, { chip: this.chip, reset, revision: this.efuses.revision });
       this.app = app;
       this.identityNow = { ...this.o.identity, firmwareVersion: app.descriptor.version };
       this.appStartLines(app, log);
