@@ -94,7 +94,7 @@ describe("pyserial's RFC 2217 client on a virtual board", () => {
       };
       await until(/--- Miniterm on rfc2217:\/\/127\.0\.0\.1:\d+\s+115200,8,N,1 ---/, 15_000);
       await board.reset();
-      await until(/LOG INFO boot: controller 5c0e1a00-0000-4000-8000-000000000001 firmware \S+ \(\w+\)/, 60_000);
+      await until(new RegExp(`LOG INFO boot: ${board.spec.role} ${board.spec.uuid} firmware \\S+ \\(\\w+\\)`), 60_000);
       expect(out).toMatch(/ESP-ROM:esp32s3-20210327/);
       // Ctrl-] ends miniterm.
       child.stdin.write('\x1d');
