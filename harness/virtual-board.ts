@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 import type { VirtualAir } from '../firmware/virtual-esp32/air.ts';
 import type { ResetReason } from '../firmware/virtual-esp32/boot-log.ts';
-import { Rfc2217Server } from '../firmware/virtual-esp32/rfc2217/server.ts';
+import { DEFAULT_BAUD, Rfc2217Server } from '../firmware/virtual-esp32/rfc2217/server.ts';
+import { Efuses, manifestHmacKeyBlock } from '../firmware/virtual-esp32/efuse.ts';
+import { resample } from '../firmware/virtual-esp32/uart.ts';
 import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/virtual-esp32/virtual-esp32.ts';
 import { SdkBoard } from '../firmware/virtual-esp32/board.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
@@ -36,6 +38,8 @@ export class VirtualBoard implements BenchBoard {
   /** Powers off the firmware of a start under way (stop). */
   private starting: AbortController | undefined;
   private chip: VirtualEsp32 | undefined;
+  /** The chip's eFuses: its ROM loader and its firmware's HMAC read this one model (kept across power cycles). */
+  private efuses: Efuses | undefined;
   private rfc2217: Rfc2217Server | undefined;
   private pty: PtyPair | undefined;
   private uart: SerialPort | undefined;
@@ -56,6 +60,11 @@ export class VirtualBoard implements BenchBoard {
   get engine(): SdkBoard {
     if (!this.xs) throw new Error(`board ${this.spec.id} is not running${this.chip?.halted ? ` (${this.chip.halted})` : this.chip ? ` (${this.chip.mode})` : ''}`);
     return this.xs;
+  }
+
+  /** The chip's eFuse model (its ROM loader's and its firmware's); undefined before the first start. */
+  get eFuses(): Efuses | undefined {
+    return this.efuses;
   }
 
   /** off, starting, app (the firmware runs), download (the ROM waits for a flashing tool), halted (nothing bootable). */
@@ -101,24 +110,28 @@ export class VirtualBoard implements BenchBoard {
     }
     if (!this.chip) {
       const s = this.spec;
+      this.efuses ??= new Efuses({ macAddress: s.wifiMac, hmacKey: Buffer.from(s.fuseKey!, 'hex'), hmacKeyBlock: manifestHmacKeyBlock() });
+      /** The host side of the RFC 2217 line: the rate the client set; the chip's UART has its own. */
+      let hostBaud = DEFAULT_BAUD;
       this.chip = new VirtualEsp32({
         chip: CHIPS[s.chip],
         flashImage: this.flashImagePath,
         flashSizeBytes: s.flashSizeBytes,
-        macAddress: s.wifiMac,
+        efuses: this.efuses,
         startApp: (reset) => this.startApp(reset),
-        transmit: (bytes) => {
+        transmit: (bytes, baud) => {
+          // The pseudo-terminal carries no rate (its reader is at the chip's); the RFC 2217 client reads at its own.
           if (this.uart?.isOpen) {
             this.uart.write(Buffer.from(bytes));
             if (this.console) this.consoleOwed += bytes.length;
           }
-          this.rfc2217?.write(bytes);
+          this.rfc2217?.write(resample(bytes, baud, hostBaud));
         },
       });
       this.rfc2217 = await Rfc2217Server.listen(RFC2217_HOST, {
-        data: (bytes) => this.chip?.receive(bytes),
+        data: (bytes) => this.chip?.receive(resample(bytes, hostBaud, this.chip.baud)),
         control: (lines) => this.chip?.setModemLines(lines),
-        baud: () => this.chip?.baud ?? 115200,
+        baud: (rate) => void (hostBaud = rate),
         purgeReceive: () => this.chip?.purgeReceive(),
       });
     }
@@ -154,7 +167,7 @@ export class VirtualBoard implements BenchBoard {
         firmwareVersion: s.firmwareVersion,
         build: s.build,
       },
-      fuseKeyHex: s.fuseKey!,
+      efuses: this.efuses!,
       flashDir: this.flashDir,
       chip: s.chip,
       flashSizeBytes: s.flashSizeBytes,

@@ -12,6 +12,7 @@ import { cloudUrlOption } from './cli/cloud-url.ts';
 import { benchCommand } from './commands/bench.ts';
 import { configuratorCommand } from './commands/configurator.ts';
 import { consoleCommands } from './commands/console.ts';
+import { efuseCommand } from './commands/efuse.ts';
 import { enrollCommand } from './commands/enroll.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
@@ -70,6 +71,7 @@ export function buildProgram(): Command {
   imageCommand(program, (code) => (commandExit = code));
   // Boards on serial ports and RFC 2217 servers, and virtual boards to try them on (docs/physical-rig.md).
   flashCommand(program);
+  efuseCommand(program);
   consoleCommands(program, (code) => (commandExit = code));
   monitorCommand(program, (code) => (commandExit = code));
   portsCommand(program);

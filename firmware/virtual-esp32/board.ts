@@ -1,6 +1,7 @@
 // A virtual board running the firmware the Moddable SDK built for the host (firmware/sdk-host): its
 // flash (one image file: bootloader, partition table, otadata, two app slots; the storage partition's
-// file system a folder beside it), its eFuse key (HMAC only: the key never leaves this process), its
+// file system a folder beside it), its eFuses (efuse.ts: the firmware's HMAC is computed there with the
+// key block the manifest names; the key never leaves this process), its
 // radios in a VirtualAir, its I2C panel, its network of loopback addresses, and UART0. It starts as an
 // ESP32-S3 does (docs/flash-and-boot.md): the ROM and ESP-IDF's bootloader pick and verify an app slot
 // (boot-stage.ts), and the firmware that image carries runs (firmware-process.ts). A new board's flash
@@ -18,6 +19,7 @@ import type { Position, VirtualAir } from './air.ts';
 import { BootLog, type ResetReason } from './boot-log.ts';
 import { BootFailure, runBootloader, type BootedApp } from './boot-stage.ts';
 import { chipCalls } from './chip.ts';
+import { Efuses, manifestHmacKeyBlock } from './efuse.ts';
 import { hasAdminPassword, writeFactoryUuid } from './factory.ts';
 import { flashFactoryImages } from './factory-flash.ts';
 import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, firmwareImage, productPartitions, variantOf } from './firmware-image.ts';
@@ -37,7 +39,13 @@ export type { HeapFigures } from './firmware-process.ts';
 export interface SdkBoardOptions {
   /** identity.firmwareVersion is only the version the factory flashes on a new board; after that the running image's descriptor says. */
   identity: DeviceIdentity;
-  fuseKeyHex: string;
+  /**
+   * The device key (64 hex digits), burned with purpose HMAC_UP in the key block the manifest names
+   * (defines.fuse.hmac_key), the MAC from identity.wifiMac. Give either this or efuses.
+   */
+  fuseKeyHex?: string;
+  /** The chip's eFuse model, shared with its ROM loader (a bench board's: harness/virtual-board.ts). */
+  efuses?: Efuses;
   /** The storage partition's file system (backup, records, event log, NVS): a folder. */
   flashDir: string;
   /** The flash image file (default: `<flashDir>.bin`, beside the folder); created and factory-programmed when missing. */
@@ -101,6 +109,12 @@ export interface FlashOp {
   length: number;
 }
 
+function efusesFromKey(o: SdkBoardOptions): Efuses {
+  if (o.fuseKeyHex === undefined) throw new Error('a virtual board needs its eFuses or its fuse key (fuseKeyHex)');
+  if (!/^[0-9a-fA-F]{64}$/.test(o.fuseKeyHex)) throw new Error('fuseKeyHex must be 32 bytes of hex');
+  return new Efuses({ macAddress: o.identity.wifiMac, hmacKey: Buffer.from(o.fuseKeyHex, 'hex'), hmacKeyBlock: manifestHmacKeyBlock() });
+}
+
 /** More resets than this within RESET_WINDOW_MS: the board stays down (a boot loop). */
 const MAX_RESETS = 5;
 const RESET_WINDOW_MS = 60_000;
@@ -127,7 +141,9 @@ export class SdkBoard {
   /** The most the heaps held live (after a collection) in any sample since the firmware started (heapSampleMs). */
   heapLive = { chunkBytes: 0, slots: 0, stackSlots: 0, samples: 0 };
   private readonly chip: ChipSpec;
-  private readonly fuseKey: Buffer;
+  readonly efuses: Efuses;
+  /** The key block the firmware's HMAC uses: the manifest's defines.fuse.hmac_key, as fw_fuse.c is built with. */
+  private readonly hmacKeyBlock = manifestHmacKeyBlock();
   private readonly hosts: Record<Iface, string>;
   private readonly radio: Radio;
   private readonly network: BoardNetwork;
@@ -152,8 +168,7 @@ export class SdkBoard {
   private constructor(private readonly o: SdkBoardOptions) {
     this.chip = chipByName(o.chip ?? DEFAULT_CHIP);
     this.identityNow = { ...o.identity };
-    this.fuseKey = Buffer.from(o.fuseKeyHex, 'hex');
-    if (this.fuseKey.length !== 32) throw new Error('fuseKeyHex must be 32 bytes of hex');
+    this.efuses = o.efuses ?? efusesFromKey(o);
     mkdirSync(o.flashDir, { recursive: true });
     this.position = o.position ?? { x: 0, y: 0 };
     this.clockSynchronized = o.clockSynchronized ?? true;
@@ -243,7 +258,7 @@ export class SdkBoard {
   private async runFromFlash(reset: ResetReason): Promise<void> {
     for (;;) {
       const log = new BootLog((line) => this.consoleLine(line));
-      const app = runBootloader(this.spi!, log, { chip: this.chip, reset });
+      const app = runBootloader(this.spi!, log, { chip: this.chip, reset, revision: this.efuses.revision });
       this.app = app;
       this.identityNow = { ...this.o.identity, firmwareVersion: app.descriptor.version };
       this.appStartLines(app, log);
@@ -297,7 +312,7 @@ export class SdkBoard {
       firmware: path,
       flashDir: this.o.flashDir,
       handlers: chipCalls({
-        fuseKey: this.fuseKey,
+        fuseHmac: (message) => this.efuses.hmac(this.hmacKeyBlock, message),
         radio: this.radio,
         network: this.network,
         addresses: { ethernet: this.hosts.ethernet, ap: this.hosts.softap, station: this.hosts.station },

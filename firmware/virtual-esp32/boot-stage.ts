@@ -16,10 +16,10 @@ import type { ChipSpec } from '../image/chips.ts';
 import { activeOtadata, OTA_IMG_STATE, seqValid } from '../image/otadata.ts';
 import { findPartition, otaSlots, parsePartitionTable, PARTITION_TABLE_MAX_BYTES, PARTITION_TABLE_OFFSET, PARTITION_TYPES, type PartitionEntry } from '../image/partition-table.ts';
 import { virtualFirmwareOf } from '../image/virtual-payload.ts';
-import type { BootLog, ResetReason } from './boot-log.ts';
+import type { BootLog } from './boot-log.ts';
 import type { FlashImage } from './flash-image.ts';
 import { OtadataStore } from './otadata-store.ts';
-import { BootFailure, partitionUsage, romFirstStage } from './rom-boot.ts';
+import { BootFailure, partitionUsage, romFirstStage, type RomBootOptions } from './rom-boot.ts';
 
 export { BootFailure } from './rom-boot.ts';
 
@@ -33,7 +33,7 @@ export interface BootedApp {
   firmware: Uint8Array;
 }
 
-export function runBootloader(flash: FlashImage, log: BootLog, o: { chip: ChipSpec; reset: ResetReason }): BootedApp {
+export function runBootloader(flash: FlashImage, log: BootLog, o: RomBootOptions): BootedApp {
   romFirstStage(flash, log, o);
   let table: PartitionEntry[];
   try {

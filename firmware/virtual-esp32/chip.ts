@@ -1,8 +1,7 @@
 // A virtual ESP32-S3 beneath its firmware: every call of chip-calls.ts answered by the part of the chip
-// it is about: the eFuses (the HMAC key and the MACs), the radios (radio.ts), the network beneath lwIP
+// it is about: the eFuses (the HMAC with the key block the firmware names, efuse.ts; the MACs), the radios (radio.ts), the network beneath lwIP
 // (network.ts), the app slots (ota-slots.ts), the I2C bus with its SSD1306 (oled-controller.ts), and
 // the restart. One object per running firmware; the radios and the network outlive it (the board's).
-import { createHmac } from 'node:crypto';
 import type { ChipCallHandlers } from './chip-calls.ts';
 import type { BoardNetwork } from './network.ts';
 import type { Nvs } from './nvs.ts';
@@ -12,8 +11,8 @@ import { macBytes, macString, type Radio } from './radio.ts';
 import { SSD1306_ADDRESS, type Ssd1306 } from './oled-controller.ts';
 
 export interface ChipParts {
-  /** The eFuse key block of purpose HMAC_UP: it never leaves this side. */
-  fuseKey: Buffer;
+  /** esp_hmac_calculate with the eFuse key block of purpose HMAC_UP (Efuses.hmac): the key never leaves this side. */
+  fuseHmac: (message: Uint8Array) => Uint8Array;
   radio: Radio;
   network: BoardNetwork;
   /** The interfaces' loopback addresses, for Net.get. */
@@ -55,7 +54,7 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
   const up = (iface: string) => (iface === 'ethernet' ? p.radio.ethernetUp : iface === 'ap' ? p.radio.ap !== null : p.radio.association !== null);
   const addressOf = (iface: string): string | undefined => (iface === 'ethernet' || iface === 'ap' || iface === 'station' ? (up(iface) ? p.addresses[iface] : undefined) : undefined);
   return {
-    fuseHmac: (message) => [createHmac('sha256', p.fuseKey).update(message).digest()],
+    fuseHmac: (message) => [p.fuseHmac(message)],
     macAddress: (kind) => [macBytes(p.radio.mac(kind))],
     restart: (reason) => {
       p.restart(reason);

@@ -18,7 +18,14 @@ export class BootFailure extends Error {
 /** esp_bootloader_desc_t's magic byte (ESP-IDF v5.2+), at the start of the bootloader's first DRAM segment. */
 export const BOOTLOADER_DESC_MAGIC = 0x50;
 
-export function romFirstStage(flash: FlashImage, log: BootLog, o: { chip: ChipSpec; reset: ResetReason }): void {
+/** The chip revision the bootloader prints: the eFuse model's (efuse.ts), v0.2 when none is given. */
+export interface RomBootOptions {
+  chip: ChipSpec;
+  reset: ResetReason;
+  revision?: { major: number; minor: number };
+}
+
+export function romFirstStage(flash: FlashImage, log: BootLog, o: RomBootOptions): void {
   log.romBanner(o.reset, 'flash');
   const at = o.chip.bootloaderOffset;
   const read = (offset: number, length: number) => flash.read(at + offset, Math.max(0, Math.min(length, 0x8000 - at - offset)));
@@ -42,7 +49,7 @@ export function romFirstStage(flash: FlashImage, log: BootLog, o: { chip: ChipSp
   log.info('boot', `ESP-IDF ${idf} 2nd stage bootloader`);
   log.info('boot', `compile time ${built}`);
   log.info('boot', 'Multicore bootloader');
-  log.info('boot', 'chip revision: v0.2');
+  log.info('boot', `chip revision: v${o.revision?.major ?? 0}.${o.revision?.minor ?? 2}`);
   log.info('boot.esp32s3', 'Boot SPI Speed : 80MHz');
   log.info('boot.esp32s3', 'SPI Mode       : DIO');
   log.info('boot.esp32s3', `SPI Flash Size : ${flash.size / 0x100000}MB`);

@@ -5,6 +5,7 @@
 // baud rate (uart.ts). One mode at a time; transitions happen in order.
 import type { ChipSpec } from '../image/chips.ts';
 import { BootLog, type ResetReason } from './boot-log.ts';
+import type { Efuses } from './efuse.ts';
 import { FlashImage } from './flash-image.ts';
 import { RomLoader } from './rom/loader.ts';
 import { Esp32s3Registers } from './rom/registers.ts';
@@ -26,12 +27,12 @@ export interface VirtualEsp32Options {
   chip: ChipSpec;
   flashImage: string;
   flashSizeBytes: number;
-  /** The eFuse base MAC (the Wi-Fi station MAC). */
-  macAddress: string;
+  /** The chip's eFuses (MAC, key blocks, revision, security fields): the ROM loader reads them. */
+  efuses: Efuses;
   /** Boots from flash and runs the firmware; rejects with BootFailure when nothing is bootable. */
   startApp(reset: ResetReason): Promise<AppHandle>;
-  /** Bytes on UART0's TX line, to every listener (pseudo-terminal, RFC 2217 client). */
-  transmit(bytes: Uint8Array): void;
+  /** Bytes on UART0's TX line at the rate they were sent at, to every listener (pseudo-terminal, RFC 2217 client). */
+  transmit(bytes: Uint8Array, baud: number): void;
 }
 
 export type ChipMode = 'off' | 'starting' | 'app' | 'download' | 'halted';
@@ -54,7 +55,7 @@ export class VirtualEsp32 {
   private powered = false;
 
   constructor(private readonly o: VirtualEsp32Options) {
-    this.tx = new PacedLine((bytes) => this.o.transmit(bytes), ROM_BAUD);
+    this.tx = new PacedLine((bytes, baud) => this.o.transmit(bytes, baud), ROM_BAUD);
     this.slip = new SlipDecoder((packet) => this.loader?.receive(packet));
     this.rx = new PacedLine((bytes) => this.slip.push(bytes), ROM_BAUD);
     this.pins = new StrappingPins(
@@ -139,9 +140,9 @@ export class VirtualEsp32 {
     this.rx.clear();
   }
 
-  /** A console line of the running firmware (the app's UART output is not paced). */
+  /** A console line of the running firmware (the app's UART output is not paced; its console runs at 115200). */
   transmitLine(line: string): void {
-    this.o.transmit(new TextEncoder().encode(line + '\n'));
+    this.o.transmit(new TextEncoder().encode(line + '\n'), ROM_BAUD);
   }
 
   private line(text: string): void {
@@ -195,7 +196,7 @@ export class VirtualEsp32 {
     this.loader = new RomLoader({
       flash: this.loaderFlash,
       chip: this.o.chip,
-      registers: new Esp32s3Registers({ macAddress: this.o.macAddress, flashSizeBytes: this.o.flashSizeBytes }),
+      registers: new Esp32s3Registers({ efuses: this.o.efuses, flashSizeBytes: this.o.flashSizeBytes }),
       send: (packet) => this.tx.push(slipEncode(packet)),
       setBaud: (baud) => {
         this.rx.baud = baud;

@@ -92,18 +92,34 @@ export async function writeImages(
   });
 }
 
-/**
- * The chip and its eFuse base MAC from the ROM, without the stub: reset into download mode as
- * `before` says, sync, detect, read the MAC registers. The board is left in download mode.
- */
-export async function readChipIdentity(port: WebSerialPortLike, before: EsptoolSession['before']): Promise<{ chip: string; description: string; mac: string }> {
+/** Connects to the ROM without the stub (reset into download mode as `before` says, sync, detect), runs `work`; the board is left in download mode. */
+async function withRom<T>(port: WebSerialPortLike, before: EsptoolSession['before'], work: (loader: ESPLoader) => Promise<T>): Promise<T> {
   const quiet: IEspLoaderTerminal = { clean: () => undefined, writeLine: () => undefined, write: () => undefined };
   const transport = new QuietTransport(port as never, false);
   const loader = new ESPLoader({ transport, baudrate: 115_200, romBaudrate: 115_200, terminal: quiet, debugLogging: false });
   try {
     await loader.connect(before, 7, true);
-    return { chip: loader.chip.CHIP_NAME, description: await loader.chip.getChipDescription(loader), mac: (await loader.chip.readMac(loader)).toUpperCase() };
+    return await work(loader);
   } finally {
     await transport.disconnect().catch(() => undefined);
   }
+}
+
+/** The chip and its eFuse base MAC from the ROM, without the stub. The board is left in download mode. */
+export function readChipIdentity(port: WebSerialPortLike, before: EsptoolSession['before']): Promise<{ chip: string; description: string; mac: string }> {
+  return withRom(port, before, async (loader) => ({ chip: loader.chip.CHIP_NAME, description: await loader.chip.getChipDescription(loader), mac: (await loader.chip.readMac(loader)).toUpperCase() }));
+}
+
+/** What `espefuse summary` reads: registers (READ_REG) at the given addresses and GET_SECURITY_INFO, from the ROM. */
+export function readEfuseRegisters(
+  port: WebSerialPortLike,
+  before: EsptoolSession['before'],
+  addresses: readonly number[],
+): Promise<{ chip: string; registers: Map<number, number>; security: { flags: number; flashCryptCnt: number; keyPurposes: number[]; chipId: number | null } }> {
+  return withRom(port, before, async (loader) => {
+    const registers = new Map<number, number>();
+    for (const a of addresses) registers.set(a, (await loader.readReg(a)) >>> 0);
+    const info = await loader.getSecurityInfo(false);
+    return { chip: loader.chip.CHIP_NAME, registers, security: { flags: info.flags, flashCryptCnt: info.flashCryptCnt, keyPurposes: info.keyPurposes, chipId: info.chipId } };
+  });
 }

@@ -12,6 +12,7 @@ import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import { RomLoader } from '../../firmware/virtual-esp32/rom/loader.ts';
 import { CMD, SYNC_PAYLOAD } from '../../firmware/virtual-esp32/rom/protocol.ts';
 import { Esp32s3Registers } from '../../firmware/virtual-esp32/rom/registers.ts';
+import { Efuses } from '../../firmware/virtual-esp32/efuse.ts';
 import { SlipDecoder, slipEncode } from '../../firmware/virtual-esp32/rom/slip.ts';
 import { imageChecksum } from '../../firmware/image/app-image.ts';
 import { CHIPS } from '../../firmware/image/chips.ts';
@@ -71,7 +72,7 @@ beforeEach(() => {
   loader = new RomLoader({
     flash,
     chip: CHIPS.esp32s3,
-    registers: new Esp32s3Registers({ macAddress: '24:0A:C4:10:00:2A', flashSizeBytes: FLASH_BYTES }),
+    registers: new Esp32s3Registers({ efuses: new Efuses({ macAddress: '24:0A:C4:10:00:2A', hmacKey: Buffer.alloc(32, 0x5a), hmacKeyBlock: 3 }), flashSizeBytes: FLASH_BYTES }),
     send: (p) => sent.push(p),
     setBaud: (b) => bauds.push(b),
     leave: (how) => left.push(how),

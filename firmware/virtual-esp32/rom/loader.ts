@@ -4,7 +4,7 @@
 // outside the flash get the loader's error status, never a crash. Commands run one at a time, in
 // order; READ_FLASH acknowledgements bypass the queue, as they answer the stub mid-command.
 import { createHash } from 'node:crypto';
-import { putU32, u32 } from '../../image/bytes.ts';
+import { u32 } from '../../image/bytes.ts';
 import type { ChipSpec } from '../../image/chips.ts';
 import { FlashRangeError, type FlashImage } from '../flash-image.ts';
 import { DownloadError, FlashDownload, type DownloadFault } from './flash-download.ts';
@@ -139,7 +139,7 @@ export class RomLoader {
         this.need(data, 24);
         return this.respond(command);
       case CMD.GET_SECURITY_INFO:
-        return this.respond(command, securityInfo(this.o.chip.imageChipId));
+        return this.respond(command, this.o.registers.efuses.securityInfo(this.o.chip.imageChipId));
       case CMD.CHANGE_BAUDRATE: {
         this.need(data, 8);
         const [baud] = words(data, 1);
@@ -229,19 +229,4 @@ export class RomLoader {
         throw new CommandFault('unknown');
     }
   }
-}
-
-/**
- * GET_SECURITY_INFO's 20 bytes (ESP32-S3 and later): flags u32 (no secure boot, no flash encryption,
- * no secure download mode), flash_crypt_cnt u8, key_purposes[7] (BLOCK_KEY0 holds the HMAC_UP key
- * the firmware uses: purpose 8), chip_id u32, eco_version u32.
- */
-function securityInfo(chipId: number): Uint8Array {
-  const out = new Uint8Array(20);
-  putU32(out, 0, 0);
-  out[4] = 0;
-  out.set([8, 0, 0, 0, 0, 0, 0], 5);
-  putU32(out, 12, chipId);
-  putU32(out, 16, 0);
-  return out;
 }
