@@ -19,24 +19,21 @@ import { VirtualBoard } from '../../harness/virtual-board.ts';
 const rig = loadRig(fileURLToPath(new URL('../../harness/rigs/two-board.json', import.meta.url)));
 const table = productPartitions();
 const APP = 0x10000;
-let dir: string;
-let board: VirtualBoard;
-let imagePath: string;
+const dir = mkdtempSync(join(tmpdir(), 'flash-unchanged-'));
+const board = new VirtualBoard(structuredClone(rig.boards[1]!), { air: new VirtualAir(), workDir: dir });
+const imagePath = join(dir, 'fw.bin');
 let imageBytes: number;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'flash-unchanged-'));
-  board = new VirtualBoard(structuredClone(rig.boards[1]!), { air: new VirtualAir(), workDir: dir });
   await board.start();
   const image = await firmwareImage('2026.07.01', { variant: board.engine.variant });
   imageBytes = image.length;
-  imagePath = join(dir, 'fw.bin');
   const fd = openSync(imagePath, 'w');
   writeSync(fd, image);
   closeSync(fd);
 }, 60_000);
 afterAll(async () => {
-  await board?.stop();
+  await board.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -28,6 +28,27 @@ async function benchImage(inputs: string[]): Promise<import('../../harness/seria
   return { plan, version: apps[0]!, productTable, flashed: new Set() };
 }
 
+/**
+ * `--flash`: the rig's physical boards (those with a port) flashed at once before the scenarios, as
+ * `fleet flash --rig` does it; false when one failed (the summary says which). Virtual boards driven
+ * over RFC 2217 are powered per scenario, fresh, so they are flashed when each scenario prepares them.
+ */
+async function flashRigFirst(rig: import('../../harness/rig.ts').RigSpec, image: import('../../harness/serial-board.ts').BenchImage): Promise<boolean> {
+  const physical = rig.boards.filter((b) => b.port);
+  if (physical.length === 0) return true;
+  const [{ flashRig, rigSummary, rigTargets }, { BoardLines }] = await Promise.all([import('../../harness/flash/flash-rig.ts'), import('../cli/board-lines.ts')]);
+  const targets = rigTargets({ ...rig, boards: physical });
+  process.stderr.write(`bench: flashing ${targets.length} boards at once with ${image.version}\n`);
+  const lines = new BoardLines(targets.map((t) => `${t.id} ${t.port}`), process.stderr);
+  const results = await flashRig(targets, { plan: image.plan, productTable: image.productTable, baudRate: 921_600, reset: false, onState: (i, s) => lines.set(i, s.stage, s.fraction) });
+  lines.finish();
+  process.stderr.write(rigSummary(results) + '\n');
+  for (const r of results) if (!r.error) image.flashed.add(r.target.port);
+  const failed = results.filter((r) => r.error);
+  if (failed.length) process.stderr.write(`bench: ${failed.map((r) => r.target.id).join(', ')} could not be flashed; no scenario ran\n`);
+  return failed.length === 0;
+}
+
 export function benchCommand(program: Command, setExit: (code: number) => void): void {
   program
     .command('bench')
@@ -57,6 +78,10 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
       const rig = loadRig(resolve(rigPath));
       const reportDir = resolve(o.report);
       const image = o.flash ? await benchImage(o.flash) : undefined;
+      if (image && !(await flashRigFirst(rig, image))) {
+        setExit(1);
+        return;
+      }
       process.stderr.write(`bench: rig ${rig.name} (${rig.boards.length} boards), ${chosen.length} scenarios, report in ${reportDir}${image ? `, boards flashed with ${image.version}` : ''}\n`);
       // SIGINT/SIGTERM: the scenario under way is abandoned, its boards, cloud and broker closed.
       const signals = onStopSignals('bench');
