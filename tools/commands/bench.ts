@@ -1,11 +1,20 @@
 // `fleet bench [rig]` (npm run bench): starts the cloud, the broker and the rig, runs the scenarios
 // with a progress display, prints a results table and writes bench-report/ (index.html, junit.xml,
 // OLED pictures). Exit 1 when a scenario fails, naming the step and why.
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadRig, RigError } from '../../harness/rig.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
+
+/** `--repeat`'s bound (harness/repeat.ts takes any count of at least one). */
+export const MAX_REPEAT = 100;
+
+export function repeatCount(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > MAX_REPEAT) throw new InvalidArgumentError(`must be a whole number from 1 to ${MAX_REPEAT}: ${value}`);
+  return n;
+}
 
 export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.json', import.meta.url));
 
@@ -58,8 +67,9 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
     .option('--report <dir>', 'where to write the report', 'bench-report')
     .option('--no-figures', 'skip the figure runs (20 controllers, 100 clients, 512 KB backup)')
     .option('--list', 'list the scenarios and exit')
+    .option('--repeat <n>', `run the scenarios n times (1 to ${MAX_REPEAT}) on fresh boards, a failure run again at once; per scenario the passes, the flakes (passed when run again) and the slowest run`, repeatCount)
     .option('--flash <inputs...>', 'flash the physical boards first with this app image (or offset/file pairs, flasher_args.json), and again whenever a scenario left another version')
-    .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean; flash?: string[] }) => {
+    .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean; flash?: string[]; repeat?: number }) => {
       // The harness (XS, serial ports, the broker) loads only for this command.
       const [{ summaryTable, writeReport }, { runScenarios }, { scaleScenario, smallScaleScenario }, { scenarios }] = await Promise.all([
         import('../../harness/report.ts'),
@@ -91,9 +101,28 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
         signals.closing('the boards, the cloud and the broker');
         abort.abort(signal);
       });
+      const progress = (line: string) => process.stderr.write(line + '\n');
+      if (o.repeat !== undefined) {
+        const { repeatScenarios, repeatTable } = await import('../../harness/repeat.ts');
+        let repeated;
+        try {
+          repeated = await repeatScenarios(rig, chosen, { repeat: o.repeat, reportDir, progress, signal: abort.signal, ...(image ? { image } : {}) });
+        } finally {
+          signals.dispose();
+        }
+        if (repeated.interrupted) {
+          process.stderr.write(`bench: interrupted during the repeated runs; the reports of the runs that ended are in ${reportDir}\n`);
+          process.exit(signals.signal === 'SIGTERM' ? 143 : 130);
+        }
+        for (const r of repeated.runs) writeReport(r.run, r.reportDir);
+        process.stdout.write(repeatTable(repeated) + '\n');
+        process.stdout.write(`reports: ${reportDir}/run-<n>/index.html\n`);
+        if (repeated.tallies.some((t) => t.failed > 0)) setExit(1);
+        return;
+      }
       let run;
       try {
-        run = await runScenarios(rig, chosen, { reportDir, progress: (line) => process.stderr.write(line + '\n'), signal: abort.signal, ...(image ? { image } : {}) });
+        run = await runScenarios(rig, chosen, { reportDir, progress, signal: abort.signal, ...(image ? { image } : {}) });
       } finally {
         signals.dispose();
       }
