@@ -4,7 +4,7 @@
 // summary names it and the exit code says not every board succeeded. Then a board whose chip is not
 // the rig's fails alone with the same code. Bad rigs and options get their sentences and codes.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { DEFAULT_VARIANT, firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { describeWritten } from '../../harness/flash/flash-board.ts';
 import { loadRig } from '../../harness/rig.ts';
 import { VirtualBoard } from '../../harness/virtual-board.ts';
 
@@ -93,6 +94,16 @@ describe('fleet flash --rig', () => {
     expect(r.stdout).toMatch(/^right +\S+ +ESP32-S3 +\S+ +0 +\d+ +\d+\.\d +- +yes +2026\.10\.01$/m);
     expect(r.stdout).toContain('flashed 1 of 2 boards; failed: left\n');
     expect(r.status).toBe(11);
+  });
+
+  it('fleet flash on one board says what it skipped: the whole image, or all but the blocks written', { timeout: 120_000 }, async () => {
+    const same = await fleet('flash', '--port', boards[1]!.rfc2217Url, join(dir, 'fw.bin'));
+    const bytes = readFileSync(join(dir, 'fw.bin')).length;
+    expect(same.stderr).toContain(`flash: unchanged: fw.bin at 0x10000 (${bytes} bytes) matches the flash, skipped\n`);
+    expect(same.stdout).toBe('booted 2026.10.01\n');
+    expect(describeWritten('fw.bin', { address: 0x10000, bytes: 200_000, skippedBytes: 134_464, regions: [[0x20000, 0x10000]] })).toBe(
+      'fw.bin at 0x10000: wrote 65536 bytes (0x20000+65536), skipped 134464 unchanged',
+    );
   });
 
   it('fleet bench --flash flashes the rig the same way first; a board that cannot be flashed ends the bench before any scenario', { timeout: 180_000 }, async () => {
