@@ -70,7 +70,7 @@ export function buildProgram(): Command {
   benchCommand(program, (code) => (commandExit = code));
   imageCommand(program, (code) => (commandExit = code));
   // Boards on serial ports and RFC 2217 servers, and virtual boards to try them on (docs/physical-rig.md).
-  flashCommand(program);
+  flashCommand(program, (code) => (commandExit = code));
   efuseCommand(program);
   consoleCommands(program, (code) => (commandExit = code));
   monitorCommand(program, (code) => (commandExit = code));

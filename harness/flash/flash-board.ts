@@ -11,12 +11,13 @@ import { TimeoutError } from '../board.ts';
 import { SerialConsole } from '../serial-console.ts';
 import { runResetSequence, SEQUENCES, type ResetMethod } from '../transport/reset-sequence.ts';
 import { NoModemLinesError, PortUnavailableError, type SerialTransport } from '../transport/transport.ts';
-import { withEsptool, writeImages } from './esptool.ts';
+import { withEsptool } from './esptool.ts';
 import { checkPlan, FlashInputError, ImageDoesNotFitError, type FlashFile, type FlashPlan } from './inputs.ts';
 import { WebSerialAdapter } from './web-serial.ts';
+import { FlashVerifyError, writeChanged, type ImageWritten } from './write-changed.ts';
 
-/** `fleet flash` exit codes beyond fleet's own (0 done, 2 usage). */
-export const FLASH_EXIT = { usage: 2, port: 5, no_answer: 6, wrong_chip: 7, does_not_fit: 8, verify: 9, no_boot: 10 } as const;
+/** `fleet flash` exit codes beyond fleet's own (0 done, 2 usage); rig: a board of `--rig` failed (the summary says which and why). */
+export const FLASH_EXIT = { usage: 2, port: 5, no_answer: 6, wrong_chip: 7, does_not_fit: 8, verify: 9, no_boot: 10, rig: 11 } as const;
 export type FlashFailure = keyof typeof FLASH_EXIT;
 
 export class FlashError extends Error {
@@ -45,6 +46,8 @@ export interface FlashBoardOptions {
   resetMethod: ResetMethod;
   eraseAll?: boolean;
   compress?: boolean;
+  /** Write every image whole, without asking the chip what it already holds (write-changed.ts). */
+  force?: boolean;
   /** Reset into the firmware afterwards and wait for its boot line (false: stay in the stub). */
   reset?: boolean;
   bootTimeoutMs?: number;
@@ -56,6 +59,10 @@ export interface FlashOutcome {
   chip: string;
   mac: string;
   flashSizeBytes: number;
+  /** Per file: what was written and what was found unchanged and skipped. */
+  written: ImageWritten[];
+  /** Seconds from opening the port to the image verified (connect, stub, compare, write, verify). */
+  seconds: number;
   /** The boot line's fields when the firmware came up. */
   booted?: { role: string; uuid: string; version: string; build: string; line: string };
 }
@@ -78,7 +85,9 @@ export async function flashBoard(o: FlashBoardOptions): Promise<FlashOutcome> {
       throw err;
     }
   }
+  const started = performance.now();
   const files = o.plan.files;
+  let written: ImageWritten[] = [];
   let flashSizeBytes = 0;
   let detected = '';
   const work = async (loader: ESPLoader) => {
@@ -104,9 +113,11 @@ export async function flashBoard(o: FlashBoardOptions): Promise<FlashOutcome> {
       o.log?.(`erasing ${e.why} at 0x${e.address.toString(16)} (${e.size} bytes)`);
       await loader.checkCommand(`erase ${e.why}`, loader.ESP_ERASE_REGION, Uint8Array.from([...le32(e.address), ...le32(e.size)]));
     }
-    await writeImages(loader, files.map((f) => ({ address: f.address, data: f.data })), o.compress ?? true, {
+    written = await writeChanged(loader, files.map((f) => ({ address: f.address, data: f.data })), {
+      compress: o.compress ?? true,
+      force: o.force ?? false,
       eraseAll: o.eraseAll ?? false,
-      progress: (i, written, total) => o.progress?.(files[i]!, i, written, total),
+      progress: (i, done, total) => o.progress?.(files[i]!, i, done, total),
     });
   };
   let run: Awaited<ReturnType<typeof withEsptool>>;
@@ -115,7 +126,7 @@ export async function flashBoard(o: FlashBoardOptions): Promise<FlashOutcome> {
   } catch (err) {
     throw asFlashError(err, t.name, o.resetMethod);
   }
-  const outcome: FlashOutcome = { chip: run.chip, mac: run.mac.toUpperCase(), flashSizeBytes };
+  const outcome: FlashOutcome = { chip: run.chip, mac: run.mac.toUpperCase(), flashSizeBytes, written, seconds: (performance.now() - started) / 1000 };
   if (o.reset === false) return outcome;
   outcome.booted = await resetAndWaitForBoot(t, o.resetMethod, o.bootTimeoutMs ?? 30_000);
   return outcome;
@@ -150,8 +161,17 @@ function asFlashError(err: unknown, port: string, method: ResetMethod): unknown 
   if (/Failed to connect with the device/.test(message)) {
     return new FlashError('no_answer', `no answer from the ROM bootloader on ${port} (reset method ${method}): is it the board's port, is the board powered, does the reset method fit its wiring? (esptool-js: ${message})`);
   }
-  if (/MD5 of file does not match/.test(message)) return new FlashError('verify', `verification failed on ${port}: ${message}`);
+  if (err instanceof FlashVerifyError || /MD5 of file does not match/.test(message)) return new FlashError('verify', `verification failed on ${port}: ${message}`);
   return err;
+}
+
+/** `unchanged: fw.bin at 0x10000 (1572864 bytes) skipped` or `fw.bin at 0x10000: wrote 65536 bytes (0x30000+65536), skipped 1507328 unchanged`. */
+export function describeWritten(name: string, w: ImageWritten): string {
+  const at = `${name} at 0x${w.address.toString(16)}`;
+  if (w.regions.length === 0) return `unchanged: ${at} (${w.bytes} bytes) matches the flash, skipped`;
+  const wrote = w.regions.reduce((n, [, bytes]) => n + bytes, 0);
+  if (w.skippedBytes === 0) return `${at}: wrote ${wrote} bytes`;
+  return `${at}: wrote ${wrote} bytes (${w.regions.map(([a, n]) => `0x${a.toString(16)}+${n}`).join(', ')}), skipped ${w.skippedBytes} unchanged`;
 }
 
 function le32(v: number): number[] {

@@ -1,7 +1,7 @@
 // Client provisioning (spec 3.5): a client with no configuration joins the source's SoftAP, gets
 // its record, reboots, and connects to the site Wi-Fi and then the MQTT broker using only that.
 import { check } from '../bench.ts';
-import { enableProvisioning, nextEvent, seedSource } from './helpers.ts';
+import { enableProvisioning, nextEvent, publishSeen, seedSource } from './helpers.ts';
 import type { Scenario } from './types.ts';
 
 export const clientProvisioningScenarios: Scenario[] = [
@@ -29,7 +29,7 @@ export const clientProvisioningScenarios: Scenario[] = [
         const e = await nextEvent(client, 'client_normal_mode', from, 30_000);
         check(e.result === 'mqtt_connected', `normal mode: ${JSON.stringify(e)}`);
         check(ctx.broker.connections.includes(client.spec.uuid), `the broker saw ${client.spec.uuid} (saw ${ctx.broker.connections.join(', ')})`);
-        check(ctx.broker.publishes.some((p) => p.clientId === client.spec.uuid && p.topic === `devices/${client.spec.uuid}/status`), 'a status message');
+        check(await publishSeen(ctx, (p) => p.clientId === client.spec.uuid && p.topic === `devices/${client.spec.uuid}/status`), 'a status message within 5 s of the event');
         ctx.snapshot(client, 'normal mode');
       });
       await ctx.step('the source logged the token it issued', async () => {

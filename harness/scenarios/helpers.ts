@@ -71,3 +71,17 @@ export async function nextEvent(board: BenchBoard, event: string, fromIndex: num
   const line = await board.waitForLine(new RegExp(`^EVT \\{"event":"${event}"`), timeoutMs, fromIndex);
   return JSON.parse(line.slice(4)) as Record<string, any>;
 }
+
+/**
+ * Whether the broker received a publish matching `match`, waiting up to `timeoutMs`. The publish
+ * travels over the board's MQTT connection and the event that reports it over the console: either
+ * may arrive first, so a check right after the event loses the race now and then (a flake).
+ */
+export async function publishSeen(ctx: ScenarioContext, match: (p: ScenarioContext['broker']['publishes'][number]) => boolean, timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ctx.broker.publishes.some(match)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}

@@ -1,11 +1,20 @@
 // `fleet bench [rig]` (npm run bench): starts the cloud, the broker and the rig, runs the scenarios
 // with a progress display, prints a results table and writes bench-report/ (index.html, junit.xml,
 // OLED pictures). Exit 1 when a scenario fails, naming the step and why.
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadRig, RigError } from '../../harness/rig.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
+
+/** `--repeat`'s bound (harness/repeat.ts takes any count of at least one). */
+export const MAX_REPEAT = 100;
+
+export function repeatCount(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > MAX_REPEAT) throw new InvalidArgumentError(`must be a whole number from 1 to ${MAX_REPEAT}: ${value}`);
+  return n;
+}
 
 export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.json', import.meta.url));
 
@@ -28,6 +37,27 @@ async function benchImage(inputs: string[]): Promise<import('../../harness/seria
   return { plan, version: apps[0]!, productTable, flashed: new Set() };
 }
 
+/**
+ * `--flash`: the rig's physical boards (those with a port) flashed at once before the scenarios, as
+ * `fleet flash --rig` does it; false when one failed (the summary says which). Virtual boards driven
+ * over RFC 2217 are powered per scenario, fresh, so they are flashed when each scenario prepares them.
+ */
+async function flashRigFirst(rig: import('../../harness/rig.ts').RigSpec, image: import('../../harness/serial-board.ts').BenchImage): Promise<boolean> {
+  const physical = rig.boards.filter((b) => b.port);
+  if (physical.length === 0) return true;
+  const [{ flashRig, rigSummary, rigTargets }, { BoardLines }] = await Promise.all([import('../../harness/flash/flash-rig.ts'), import('../cli/board-lines.ts')]);
+  const targets = rigTargets({ ...rig, boards: physical });
+  process.stderr.write(`bench: flashing ${targets.length} boards at once with ${image.version}\n`);
+  const lines = new BoardLines(targets.map((t) => `${t.id} ${t.port}`), process.stderr);
+  const results = await flashRig(targets, { plan: image.plan, productTable: image.productTable, baudRate: 921_600, reset: false, onState: (i, s) => lines.set(i, s.stage, s.fraction) });
+  lines.finish();
+  process.stderr.write(rigSummary(results) + '\n');
+  for (const r of results) if (!r.error) image.flashed.add(r.target.port);
+  const failed = results.filter((r) => r.error);
+  if (failed.length) process.stderr.write(`bench: ${failed.map((r) => r.target.id).join(', ')} could not be flashed; no scenario ran\n`);
+  return failed.length === 0;
+}
+
 export function benchCommand(program: Command, setExit: (code: number) => void): void {
   program
     .command('bench')
@@ -37,8 +67,9 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
     .option('--report <dir>', 'where to write the report', 'bench-report')
     .option('--no-figures', 'skip the figure runs (20 controllers, 100 clients, 512 KB backup)')
     .option('--list', 'list the scenarios and exit')
+    .option('--repeat <n>', `run the scenarios n times (1 to ${MAX_REPEAT}) on fresh boards, a failure run again at once; per scenario the passes, the flakes (passed when run again) and the slowest run`, repeatCount)
     .option('--flash <inputs...>', 'flash the physical boards first with this app image (or offset/file pairs, flasher_args.json), and again whenever a scenario left another version')
-    .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean; flash?: string[] }) => {
+    .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean; flash?: string[]; repeat?: number }) => {
       // The harness (XS, serial ports, the broker) loads only for this command.
       const [{ summaryTable, writeReport }, { runScenarios }, { scaleScenario, smallScaleScenario }, { scenarios }] = await Promise.all([
         import('../../harness/report.ts'),
@@ -57,6 +88,10 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
       const rig = loadRig(resolve(rigPath));
       const reportDir = resolve(o.report);
       const image = o.flash ? await benchImage(o.flash) : undefined;
+      if (image && !(await flashRigFirst(rig, image))) {
+        setExit(1);
+        return;
+      }
       process.stderr.write(`bench: rig ${rig.name} (${rig.boards.length} boards), ${chosen.length} scenarios, report in ${reportDir}${image ? `, boards flashed with ${image.version}` : ''}\n`);
       // SIGINT/SIGTERM: the scenario under way is abandoned, its boards, cloud and broker closed.
       const signals = onStopSignals('bench');
@@ -66,9 +101,28 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
         signals.closing('the boards, the cloud and the broker');
         abort.abort(signal);
       });
+      const progress = (line: string) => process.stderr.write(line + '\n');
+      if (o.repeat !== undefined) {
+        const { repeatScenarios, repeatTable } = await import('../../harness/repeat.ts');
+        let repeated;
+        try {
+          repeated = await repeatScenarios(rig, chosen, { repeat: o.repeat, reportDir, progress, signal: abort.signal, ...(image ? { image } : {}) });
+        } finally {
+          signals.dispose();
+        }
+        if (repeated.interrupted) {
+          process.stderr.write(`bench: interrupted during the repeated runs; the reports of the runs that ended are in ${reportDir}\n`);
+          process.exit(signals.signal === 'SIGTERM' ? 143 : 130);
+        }
+        for (const r of repeated.runs) writeReport(r.run, r.reportDir);
+        process.stdout.write(repeatTable(repeated) + '\n');
+        process.stdout.write(`reports: ${reportDir}/run-<n>/index.html\n`);
+        if (repeated.tallies.some((t) => t.failed > 0)) setExit(1);
+        return;
+      }
       let run;
       try {
-        run = await runScenarios(rig, chosen, { reportDir, progress: (line) => process.stderr.write(line + '\n'), signal: abort.signal, ...(image ? { image } : {}) });
+        run = await runScenarios(rig, chosen, { reportDir, progress, signal: abort.signal, ...(image ? { image } : {}) });
       } finally {
         signals.dispose();
       }
