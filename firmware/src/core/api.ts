@@ -6,7 +6,7 @@ import type { LocalBackupStore } from './backup/local-store.ts';
 import type { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { utf8Encode } from './bytes.ts';
-import { DeviceError, errors } from './http/errors.ts';
+import { DeviceError, errors } from './errors.ts';
 import { BodyBudget, drain, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
 import { matchRoute, type Route } from './http/router.ts';
 import { isUuid, normalizeMac, UUID_RULE } from './ids.ts';

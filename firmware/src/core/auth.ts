@@ -5,7 +5,7 @@
 // exchanges) are throttled by FailureThrottle (docs/firmware-login-throttle.md).
 import type { Hal } from '../hal/index.ts';
 import { concatBytes, constantTimeEqual, hexEncode, utf8Encode } from './bytes.ts';
-import { errors } from './http/errors.ts';
+import { errors } from './errors.ts';
 
 const PASSWORD_PATH = '/config/admin-password';
 const PASSWORD_LABEL = utf8Encode('admin-password-v1\u0000');

@@ -11,8 +11,8 @@ import type { CryptoHal, Sha256 } from '../../hal/crypto.ts';
 import type { FileWriter, Storage } from '../../hal/storage.ts';
 import { hexEncode, utf8Decode, utf8Encode } from '../bytes.ts';
 import { tempPath } from '../flash.ts';
-import { errors } from '../http/errors.ts';
-import { drain } from '../http/respond.ts';
+import { errors } from '../errors.ts';
+import { drain } from '../body.ts';
 
 export const BACKUP_PATH = '/backup.json';
 export const ETAG_PATH = '/backup.etag';

@@ -5,7 +5,7 @@ import type { Hal } from '../../hal/index.ts';
 import type { BodyReader, ClientResponse } from '../../hal/network.ts';
 import { base64Encode, concatBytes, utf8Decode, utf8Encode } from '../bytes.ts';
 import { createFfceDecryptor, createFfceEncryptor, FfceError } from '../crypto/ffce.ts';
-import { DeviceError, errors } from '../http/errors.ts';
+import { DeviceError, errors } from '../errors.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import type { LocalBackupStore } from '../backup/local-store.ts';
 import { readCloudConfig } from './config.ts';

@@ -1,8 +1,11 @@
 // Building responses and reading small bodies.
 import type { BodyReader, HttpResponse } from '../../hal/network.ts';
 import { concatBytes, utf8Encode } from '../bytes.ts';
-import { DeviceError } from './errors.ts';
+import { drain } from '../body.ts';
+import { DeviceError } from '../errors.ts';
 import { JsonTextError, MAX_JSON_DEPTH, parseJson } from '../json-validator.ts';
+
+export { drain };
 
 export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
   const body = utf8Encode(JSON.stringify(value));
@@ -95,12 +98,6 @@ export async function readJsonBody(body: BodyReader, limit: number, budget?: Bod
   }
 }
 
-/** Reads and discards the rest of a body. */
-export async function drain(body: BodyReader): Promise<void> {
-  while ((await body.read()) !== null) {
-    /* discard */
-  }
-}
 
 /** A reader over one in-memory buffer, in chunks. */
 export function bytesReader(bytes: Uint8Array, chunkBytes = 4096): BodyReader {

@@ -8,7 +8,7 @@
 // is decoded: split on "/" first, then each segment decoded exactly once. So "%2F" inside a segment
 // never splits it, and "%252e" stays the three characters "%2e" (never "."): a route parameter is
 // never decoded twice. The handlers validate what they get (ids.ts for UUIDs).
-import { errors } from './errors.ts';
+import { errors } from '../errors.ts';
 
 /** One entry of a route table: `pattern` starts with "/"; a segment `{name}` is a parameter. */
 export interface Route {

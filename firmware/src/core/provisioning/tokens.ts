@@ -2,7 +2,7 @@
 // active per MAC (a new one invalidates the old), sliding expiry reset on each authenticated request.
 import type { CryptoHal } from '../../hal/crypto.ts';
 import { constantTimeEqual, hexEncode, utf8Encode } from '../bytes.ts';
-import { errors } from '../http/errors.ts';
+import { errors } from '../errors.ts';
 import type { RecordKind } from '../records.ts';
 
 export interface ProvisioningToken {

@@ -1,7 +1,7 @@
 // The text of HTTP/1.1 on a board's listeners (RFC 9112): request targets, response heads and the
 // JSON refusals a listener makes before the core sees a request (docs/board-http-limits.md).
 import { utf8Encode } from '../../../core/bytes.ts';
-import { DeviceError } from '../../../core/http/errors.ts';
+import { DeviceError, type DeviceErrorCode, type DeviceErrorStatus } from '../../../core/errors.ts';
 import type { HttpResponse } from '../../../hal/network.ts';
 
 const REASONS: Readonly<Record<number, string>> = Object.freeze({
@@ -21,7 +21,7 @@ const REASONS: Readonly<Record<number, string>> = Object.freeze({
 export class HttpRefusal extends DeviceError {
   override name = 'HttpRefusal';
   declare readonly headers: Record<string, string>;
-  constructor(status: number, code: string, message: string, headers: Record<string, string> = {}) {
+  constructor(status: DeviceErrorStatus, code: DeviceErrorCode, message: string, headers: Record<string, string> = {}) {
     super(status, code, message, undefined, headers);
   }
 }
