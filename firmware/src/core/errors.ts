@@ -3,7 +3,7 @@
 // (cloud/errors.ts). The messages are written where the error is thrown (they name the limit, the
 // field, the reason). docs/firmware-api.md lists every code; a test holds the two equal both ways.
 
-export const DEVICE_ERRORS = {
+const CATALOG = {
   // The listener (platform/moddable/hal/http-*.ts): before the core sees a request
   bad_request: [400],
   bad_request_target: [400],
@@ -61,6 +61,9 @@ export const DEVICE_ERRORS = {
   backup_decrypt_failed: [422],
   cloud_error: [502],
 } as const satisfies Record<string, readonly number[]>;
+// Frozen through, as every module-level value of a preloaded module must be (the build checks it).
+for (const statuses of Object.values(CATALOG)) Object.freeze(statuses);
+export const DEVICE_ERRORS = Object.freeze(CATALOG);
 
 export type DeviceErrorCode = keyof typeof DEVICE_ERRORS;
 /** Every status the catalog gives. */
