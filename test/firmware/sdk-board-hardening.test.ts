@@ -38,7 +38,11 @@ let board: SdkBoard;
 let visual: Record<string, string>;
 
 async function http(method: string, path: string, o: { headers?: Record<string, string>; body?: string | Buffer; iface?: 'ethernet' | 'softap' } = {}) {
-  const res = await fetch(board.urls[o.iface ?? 'ethernet']! + path, { method, headers: o.headers ?? {}, body: o.body });
+  return answerOf(await fetch(board.urls[o.iface ?? 'ethernet']! + path, { method, headers: o.headers ?? {}, body: o.body }));
+}
+
+/** A response read whole: status, headers, text and the JSON it parses to (undefined when it is not JSON). */
+async function answerOf(res: Response): Promise<{ status: number; headers: Headers; text: string; json: any }> {
   const text = await res.text();
   let json: any;
   try {
@@ -91,15 +95,7 @@ async function firstAnswerDuringRestart(url: string): Promise<{ status: number; 
   const until = Date.now() + 60_000;
   for (;;) {
     try {
-      const res = await fetch(url + '/backup');
-      const text = await res.text();
-      let json: any;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, headers: res.headers, text, json };
+      return await answerOf(await fetch(url + '/backup'));
     } catch (err) {
       // Refused or reset while the old firmware goes: nobody listens for that moment.
       if (Date.now() > until) throw err;

@@ -155,6 +155,21 @@ export function powerUp(o: PowerUp): Promise<SdkBoard> {
 }
 
 /**
+ * A trial's restart: the board loses its power (if it has not yet) and is powered up again, its boot
+ * cut at `armAt` (null: not); `replace` takes the new board. Resolves whether the cut happened.
+ */
+function restarter(me: PowerUp, current: () => SdkBoard, replace: (board: SdkBoard) => void): (armAt: number | null) => Promise<boolean> {
+  return async (armAt) => {
+    const board = current();
+    await board.cutPower();
+    await board.close();
+    const r = await powerUpCut(me, armAt);
+    replace(r.board);
+    return r.cut;
+  };
+}
+
+/**
  * Powers a board up with a cut armed at the `armAt`-th operation of its boot (null: none); a boot
  * that the cut stopped is powered up once more, uncut. Returns the board and whether its boot was cut.
  */
@@ -239,14 +254,7 @@ export async function boardTrials(ctx: BoardContext, cuts: number, seed: number,
   const me: PowerUp = { identity: identity('pc-board', 1), fuseKeyHex: '41'.repeat(32), flashDir, cutter: new FlashCutter(seed) };
   let board = await powerUp(me);
   const a = () => boardAccess(board, flashDir);
-  /** The board loses its power (if it has not yet) and is powered up again, its boot cut at `armAt` (null: not). */
-  const restart = async (armAt: number | null): Promise<boolean> => {
-    await board.cutPower();
-    await board.close();
-    const r = await powerUpCut(me, armAt);
-    board = r.board;
-    return r.cut;
-  };
+  const restart = restarter(me, () => board, (b) => (board = b));
   try {
     // Once: the cloud knows the board and holds the new backup.
     let auth = await login(a());
@@ -352,13 +360,7 @@ async function factoryResetTrials(ctx: BoardContext, cuts: number, seed: number)
   let board = await powerUp(me);
   const a = () => boardAccess(board, flashDir);
   const out: TrialResult[] = [];
-  const restart = async (armAt: number | null): Promise<boolean> => {
-    await board.cutPower();
-    await board.close();
-    const r = await powerUpCut(me, armAt);
-    board = r.board;
-    return r.cut;
-  };
+  const restart = restarter(me, () => board, (b) => (board = b));
   const ensurePassword = async () => {
     if (flashFiles(flashDir).has('/config/admin-password')) return;
     const answer = await board.typeLine(`password ${PASSWORD}`);
