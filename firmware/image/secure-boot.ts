@@ -203,7 +203,9 @@ function parseBlock(raw: Uint8Array, index: number): ParsedBlock | null {
 export function readSignatureSector(image: Uint8Array, contentLength = image.length - SIG_SECTOR_BYTES): SignatureSector | null {
   if (contentLength < 0 || contentLength % SIG_SECTOR_BYTES !== 0 || image.length < contentLength + SIG_SECTOR_BYTES) return null;
   const sector = image.subarray(contentLength, contentLength + SIG_SECTOR_BYTES);
-  if (sector[0] !== SIG_BLOCK_MAGIC && sector.subarray(0, SIG_BLOCK_BYTES).every((b) => b === 0xff)) return null;
+  // No magic where the first block starts: no sector (an unsigned image that happens to end on 4 KB
+  // holds code there), as espsecure's validate_signature_block finds no block.
+  if (sector[0] !== SIG_BLOCK_MAGIC) return null;
   const blocks: ParsedBlock[] = [];
   for (let i = 0; i < MAX_SIG_BLOCKS; i++) {
     const parsed = parseBlock(sector.subarray(i * SIG_BLOCK_BYTES, (i + 1) * SIG_BLOCK_BYTES), i);
