@@ -79,7 +79,14 @@ export function readPassphrase(path: string): string {
  */
 function writeNewFile(path: string, data: string, mode: number): void {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const fd = openSync(temp, 'wx', mode);
+  let fd: number;
+  try {
+    fd = openSync(temp, 'wx', mode);
+  } catch (err) {
+    // Name the file the user asked for, not the temporary one.
+    if (err instanceof Error && 'path' in err) err.path = path;
+    throw err;
+  }
   try {
     writeSync(fd, data);
     fsyncSync(fd);
