@@ -19,6 +19,7 @@ import {
   signatureBlock,
   signImage,
   verifySignedImageBytes,
+  type TrustedKey,
 } from '../../firmware/image/secure-boot.ts';
 import { describeSignatures } from '../../firmware/image/describe.ts';
 
@@ -130,7 +131,7 @@ describe('what the verifier refuses', () => {
     copy[at] = copy[at]! ^ xor;
     return copy;
   };
-  const failure = (bytes: Uint8Array, trusted = [{ digest }]) => verifySignedImageBytes(bytes, trusted).failure?.kind;
+  const failure = (bytes: Uint8Array, trusted: TrustedKey[] = [{ digest }]) => verifySignedImageBytes(bytes, trusted).failure?.kind;
 
   it('pads to the next 4 KB with 0xFF and verifies with the key, naming block 0', () => {
     expect(signed.length).toBe(2 * SIG_SECTOR_BYTES);
