@@ -4,6 +4,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import type { AppDescriptor } from './app-desc.ts';
 import { FLASH_FREQS, FLASH_MODES, FLASH_SIZES, verifyAppImageBytes, type ImageProblem } from './app-image.ts';
 import { hex, hex32 } from './bytes.ts';
+import { readSignatureSector, SIG_SECTOR_BYTES, verifySignedImage } from './secure-boot.ts';
 import { virtualFirmwareOf } from './virtual-payload.ts';
 
 export interface ImageDescription {
@@ -24,6 +25,21 @@ export interface ImageDescription {
   /** The firmware a virtual board runs (an image of ours), inflated; null for native code. */
   virtualFirmwareBytes: number | null;
   problems: ImageProblem[];
+  /** The Secure Boot v2 signature sector at the end of the file, read without a trusted key; null when unsigned. */
+  signatures: SignatureDescription | null;
+}
+
+export interface SignatureDescription {
+  /** Bytes the blocks sign (everything before the sector), and their SHA-256. */
+  contentLength: number;
+  digest: string;
+  blocks: {
+    index: number;
+    keyDigest: string;
+    /** Sound: the block is intact, signs this content, and its signature verifies with the key it carries. */
+    state: 'sound' | 'damaged' | 'tampered' | 'bad_signature';
+    problem?: string;
+  }[];
 }
 
 const nameOf = (table: Record<string, number>, value: number) => Object.entries(table).find(([, v]) => v === value)?.[0] ?? hex32(value, 1);
@@ -49,7 +65,30 @@ export function describeImage(image: Uint8Array): ImageDescription {
     app: check.appDescriptor,
     virtualFirmwareBytes: firmware === null ? null : firmware.length,
     problems: check.problems,
+    signatures: describeSignatures(image),
   };
+}
+
+/**
+ * Each signature block checked on its own against the key it carries (as if that key's digest were
+ * burned): what needs no key to know. Whether the key is one a chip trusts is `fleet image verify`'s.
+ */
+export function describeSignatures(image: Uint8Array): SignatureDescription | null {
+  const sector = image.length % SIG_SECTOR_BYTES === 0 ? readSignatureSector(image) : null;
+  if (!sector) return null;
+  const content = image.subarray(0, sector.contentLength);
+  let digest = '';
+  const blocks = sector.blocks.map((b) => {
+    // The block alone in a sector of its own, so that another block with the same key cannot answer for it.
+    const alone = new Uint8Array(SIG_SECTOR_BYTES).fill(0xff);
+    alone.set(b.raw, 0);
+    const verdict = verifySignedImage((offset, length) => (offset === 0 ? content.subarray(0, length) : alone.subarray(0, length)), sector.contentLength, [{ digest: b.keyDigest }]);
+    digest = verdict.digest;
+    const failure = verdict.failure;
+    const state = verdict.ok ? 'sound' : failure?.kind === 'tampered' || failure?.kind === 'bad_signature' ? failure.kind : 'damaged';
+    return { index: b.index, keyDigest: b.keyDigest, state, ...(failure ? { problem: failure.message.replace(/^signature block 0\b/, `signature block ${b.index}`) } : {}) } as SignatureDescription['blocks'][number];
+  });
+  return { contentLength: sector.contentLength, digest, blocks };
 }
 
 export function formatImageDescription(d: ImageDescription, name: string): string {
@@ -66,5 +105,10 @@ export function formatImageDescription(d: ImageDescription, name: string): strin
   lines.push(`  virtual board firmware: ${d.virtualFirmwareBytes === null ? 'none (native code; a virtual board cannot run it)' : `${n(d.virtualFirmwareBytes)} bytes (the SDK's host build)`}`);
   lines.push(`  file SHA-256: ${d.fileSha256}`);
   for (const p of d.problems) lines.push(`  problem: ${p.tag}: ${p.message}`);
+  if (d.signatures) {
+    const s = d.signatures;
+    lines.push(`  secure boot v2 signature sector at file offset ${hex32(s.contentLength, 0)}, ${s.blocks.length} block${s.blocks.length === 1 ? '' : 's'}, over ${n(s.contentLength)} bytes with SHA-256 ${s.digest}`);
+    for (const b of s.blocks) lines.push(`  signature block ${b.index}: key digest ${b.keyDigest}, ${b.state === 'sound' ? 'sound' : `${b.state.replace('_', ' ')}: ${b.problem}`}`);
+  } else lines.push('  secure boot v2: not signed');
   return lines.join('\n') + '\n';
 }

@@ -10,7 +10,8 @@
 // zeros, as on the chip; only the HMAC peripheral uses it.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { putU32 } from '../image/bytes.ts';
+import { hex, putU32 } from '../image/bytes.ts';
+import type { TrustedKey } from '../image/secure-boot.ts';
 
 export const EFUSE_BASE = 0x60007000;
 /** BLOCK0 word n (word 0: WR_DIS; words 1..5: RD_REPEAT_DATA0..4). */
@@ -38,6 +39,7 @@ export const KEY_PURPOSES = [
 ] as const;
 export type KeyPurpose = (typeof KEY_PURPOSES)[number];
 export const KEY_BLOCKS = 6;
+export const SECURE_BOOT_DIGEST_PURPOSES = ['SECURE_BOOT_DIGEST0', 'SECURE_BOOT_DIGEST1', 'SECURE_BOOT_DIGEST2'] as const;
 
 /** Where a field lives in BLOCK0: its first bit (block-relative) and width (esp_efuse_table.csv). */
 export const BLOCK0_FIELDS = {
@@ -143,6 +145,59 @@ export class Efuses {
     if (!k) throw new EfuseError(`no key block BLOCK_KEY${block}: the ESP32-S3 has BLOCK_KEY0 to BLOCK_KEY5`);
     if (k.purpose !== 'HMAC_UP') throw new EfuseError(`eFuse HMAC failed: BLOCK_KEY${block} has purpose ${k.purpose}, not HMAC_UP`);
     return createHmac('sha256', k.key).update(message).digest();
+  }
+
+  // One-way burns (espefuse burn-key, burn-key-digest, burn-efuse): a bit, once 1, stays 1, so every
+  // burn that would clear a bit or rewrite a written block is refused with why, and nothing changes.
+
+  /**
+   * Burns a key block with its purpose (`espefuse burn-key BLOCK_KEYn key.bin PURPOSE`; for
+   * SECURE_BOOT_DIGESTn, `burn-key-digest`). The block and its purpose are write-protected after, as
+   * espefuse does; keys other than digests are read-protected unless `readable`.
+   */
+  burnKey(block: number, purpose: KeyPurpose, key: Uint8Array, o: { readable?: boolean } = {}): void {
+    const k = this.keys[block];
+    if (!k) throw new EfuseError(`no key block BLOCK_KEY${block}: the ESP32-S3 has BLOCK_KEY0 to BLOCK_KEY5`);
+    if (!KEY_PURPOSES.includes(purpose) || purpose === 'RESERVED' || purpose === 'USER') throw new EfuseError(`${purpose} is not a key purpose one burns a key for`);
+    if (key.length !== 32) throw new EfuseError(`an eFuse key block holds 32 bytes, not ${key.length}`);
+    if (k.writeProtected || k.purpose !== 'USER' || k.key.some((b) => b !== 0)) {
+      throw new EfuseError(`BLOCK_KEY${block} is already burned (purpose ${k.purpose}): eFuses cannot be written twice`);
+    }
+    const digestSlot = SECURE_BOOT_DIGEST_PURPOSES.indexOf(purpose as (typeof SECURE_BOOT_DIGEST_PURPOSES)[number]);
+    if (digestSlot >= 0) {
+      const other = this.keys.findIndex((x) => x.purpose === purpose);
+      if (other >= 0) throw new EfuseError(`${purpose} is already burned in BLOCK_KEY${other}`);
+    }
+    this.keys[block] = { purpose, readProtected: digestSlot < 0 && !o.readable, writeProtected: true, key: Buffer.from(key) };
+  }
+
+  /** SECURE_BOOT_EN: from the next reset the ROM and the bootloader boot only signed images. */
+  enableSecureBoot(): void {
+    this.secureBootEnabled = true;
+  }
+
+  /** SECURE_BOOT_KEY_REVOKEn: the key in digest slot n is never trusted again. */
+  revokeSecureBootKey(slot: number): void {
+    if (!Number.isInteger(slot) || slot < 0 || slot > 2) throw new EfuseError(`secure boot key slots are 0 to 2, not ${slot}`);
+    this.secureBootKeyRevoked[slot] = true;
+  }
+
+  /** Raises SECURE_VERSION to `version` (burns bits); asking for less than it holds is refused. */
+  burnSecureVersion(version: number): void {
+    const [, width] = BLOCK0_FIELDS.SECURE_VERSION;
+    if (!Number.isInteger(version) || version < 0 || version > width) throw new EfuseError(`SECURE_VERSION counts 0 to ${width}, not ${version}`);
+    if (version < this.secureVersion) throw new EfuseError(`SECURE_VERSION is ${this.secureVersion}: eFuse bits cannot be cleared to make it ${version}`);
+    this.secureVersion = version;
+  }
+
+  /** The secure boot keys the chip trusts: each SECURE_BOOT_DIGESTn block, with its revocation bit. */
+  secureBootKeys(): TrustedKey[] {
+    const out: TrustedKey[] = [];
+    this.keys.forEach((k) => {
+      const slot = SECURE_BOOT_DIGEST_PURPOSES.indexOf(k.purpose as (typeof SECURE_BOOT_DIGEST_PURPOSES)[number]);
+      if (slot >= 0) out.push({ digest: hex(k.key), slot, revoked: this.secureBootKeyRevoked[slot]! });
+    });
+    return out.sort((a, b) => a.slot! - b.slot!);
   }
 
   /** BLOCK0 as the chip reads it (six words). */

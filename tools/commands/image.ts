@@ -2,7 +2,8 @@
 //   fleet image build --version 2026.03.01 -o fw.bin   an app image carrying the firmware built for virtual boards
 //   fleet image info <file> [--json]                    validates and describes any ESP32 app image
 //   fleet image partitions -o partitions.bin           firmware/partitions.csv in ESP-IDF's binary form
-// `info` exits 1 when the bootloader would refuse the image.
+//   fleet image sign | verify | key generate           Secure Boot v2 signatures (./image-signing.ts)
+// `info` exits 1 when the bootloader would refuse the image; it also lists the signature blocks.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -12,6 +13,7 @@ import { readFileArgument } from '../../harness/file-errors.ts';
 import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
 import { compilePartitionTable, PARTITION_TABLE_OFFSET, subtypeName, typeName } from '../../firmware/image/partition-table.ts';
 import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/virtual-payload.ts';
+import { imageSigningCommands } from './image-signing.ts';
 
 function version(value: string): string {
   if (!VERSION_PATTERN.test(value)) throw new InvalidArgumentError(`must be YYYY.MM.bb: ${value}`);
@@ -91,4 +93,6 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
       writeFileSync(o.output, compilePartitionTable(entries, o.flashSize));
       for (const p of entries) process.stdout.write(`${p.name.padEnd(16)} ${typeName(p.type).padEnd(5)} ${subtypeName(p.type, p.subtype).padEnd(9)} 0x${p.offset.toString(16).padStart(6, '0')} 0x${p.size.toString(16).padStart(6, '0')}\n`);
     });
+
+  imageSigningCommands(image, setExit);
 }
