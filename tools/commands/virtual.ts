@@ -68,7 +68,13 @@ function secureBootOptions(o: { secureBootKey: string[]; antiRollback?: boolean;
       key = pem.toString('latin1').includes('PRIVATE KEY-----') ? createPrivateKey(pem) : createPublicKey(pem);
       rsaPublicKeyOf(key);
     } catch (err) {
-      throw new SecureBootKeyError(`--secure-boot-key ${path}: ${err instanceof SecureBootError ? err.message : 'not a PEM RSA key (make one with openssl genrsa -out key.pem 3072)'}`);
+      const why =
+        err instanceof SecureBootError
+          ? err.message
+          : pem.toString('latin1').includes('ENCRYPTED')
+            ? 'the key is encrypted: give it without a passphrase (openssl rsa -in it -out plain.pem)'
+            : 'not a PEM RSA key (make one with openssl genrsa -out key.pem 3072)';
+      throw new SecureBootKeyError(`--secure-boot-key ${path}: ${why}`);
     }
     if (i === 0 && key.type !== 'private') throw new SecureBootKeyError(`--secure-boot-key ${path}: the first key signs the factory images, so it must be the private key`);
     return key;
