@@ -45,7 +45,7 @@ const imageOf = (version: string, secureVersion = 0) => firmwareImage(version, {
  * A board whose chip has secure boot on (A and B burned): its eFuse model made once and given to
  * every start, as the chip keeps its fuses across resets and power cuts; its factory signs with A.
  */
-function secureBoard(o: { secureVersion?: number; antiRollback?: boolean } = {}) {
+function secureBoard(o: { secureVersion?: number; antiRollback?: boolean; factoryKey?: KeyObject } = {}) {
   const id = identity();
   const flashDir = join(dir, id.uuid);
   const efuses = new Efuses({ macAddress: id.wifiMac, hmacKey: Buffer.from(FUSE_KEY, 'hex'), hmacKeyBlock: manifestHmacKeyBlock() });
@@ -59,7 +59,7 @@ function secureBoard(o: { secureVersion?: number; antiRollback?: boolean } = {})
       flashDir,
       adminPassword: 'bench-admin-password',
       reset,
-      factorySigningKey: A,
+      factorySigningKey: o.factoryKey ?? A,
       ...(o.secureVersion ? { factorySecureVersion: o.secureVersion } : {}),
       ...(o.antiRollback ? { antiRollback: true } : {}),
       onConsoleLine: (l) => lines.push(l),
@@ -148,6 +148,23 @@ describe('a virtual board with secure boot on', () => {
     await expect(refused).rejects.toThrow(/^no bootable app partition \(ota_1: secure boot: signed by a revoked key .+; ota_0: secure boot: not signed .+\)$/);
     expect(b.text()).toMatch(/^E \(\d+\) boot: No bootable app partitions in the partition table$/m);
     expect(b.text()).not.toMatch(/app_init/);
+  });
+});
+
+describe('the ROM of a virtual board with secure boot on', () => {
+  it('does not start a bootloader signed by a key that is not burned, and says why', async () => {
+    const b = secureBoard({ factoryKey: C });
+    const start = b.start('poweron');
+    await expect(start).rejects.toBeInstanceOf(BootFailure);
+    await expect(start).rejects.toThrow(/^secure boot: the second-stage bootloader at 0x0 is refused: signed by a key whose digest is not burned in eFuse \(signature block 0 is signed by key [0-9a-f]{64}, which is not a trusted key\)$/);
+    expect(b.lines.slice(3)).toEqual([
+      'SPIWP:0xee',
+      'mode:DIO, clock div:1',
+      'Valid secure boot key blocks: 0 1',
+      expect.stringMatching(/^bootloader signed by a key whose digest is not burned in eFuse/),
+      'secure boot verification failed',
+      'ets_main.c 329',
+    ]);
   });
 });
 
