@@ -6,15 +6,17 @@
 // (rfc2217Url), where DTR and RTS reach EN and IO0 as through a DevKitC's auto-reset circuit. On the
 // pseudo-terminal, which has no modem lines, the bench's boot control (holdBoot + reset) does what
 // holding BOOT and pressing RST does. Reboots the firmware asks for go through the bootloader again.
+import type { KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
+import { burnSecureBootFuses } from '../firmware/virtual-esp32/boot-signatures.ts';
 import type { VirtualAir } from '../firmware/virtual-esp32/air.ts';
 import type { ResetReason } from '../firmware/virtual-esp32/boot-log.ts';
 import { DEFAULT_BAUD, Rfc2217Server } from '../firmware/virtual-esp32/rfc2217/server.ts';
 import { Efuses, manifestHmacKeyBlock } from '../firmware/virtual-esp32/efuse.ts';
 import { resample } from '../firmware/virtual-esp32/uart.ts';
 import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/virtual-esp32/virtual-esp32.ts';
-import { SdkBoard } from '../firmware/virtual-esp32/board.ts';
+import { SdkBoard, type SdkBoardOptions } from '../firmware/virtual-esp32/board.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
 import { openPtyPair, type PtyPair } from './pty.ts';
@@ -26,6 +28,29 @@ export interface VirtualEnvironment {
   workDir: string;
   /** Firmware settings for every virtual board (e.g. shorter display times on a bench). */
   settings?: Record<string, unknown>;
+  /** Secure boot and anti-rollback for every virtual board (`fleet virtual --secure-boot-key`, docs/secure-boot.md). */
+  secureBoot?: VirtualSecureBoot;
+}
+
+/**
+ * What a board's factory does for secure boot, and how its bootloader is built: the keys' digests
+ * burned as SECURE_BOOT_DIGEST0.. and SECURE_BOOT_EN (at the chip's first start: eFuses are burned
+ * once and kept across resets and power cycles), the factory bootloader and app signed with the
+ * first key, which must be a private key; SECURE_VERSION burned and written as the factory app's
+ * secure_version; the bootloader built with CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK.
+ */
+export interface VirtualSecureBoot {
+  keys?: KeyObject[];
+  antiRollback?: boolean;
+  secureVersion?: number;
+}
+
+/** The SdkBoard options of a board whose factory and bootloader are set up for secure boot. */
+function secureBootFactory(sb: VirtualSecureBoot | undefined): Pick<SdkBoardOptions, 'antiRollback' | 'factorySigningKey' | 'factorySecureVersion'> {
+  if (!sb) return {};
+  const signer = sb.keys?.[0];
+  if (signer && signer.type !== 'private') throw new Error('secure boot: the first key signs the factory images, so it must be a private key');
+  return { ...(sb.antiRollback ? { antiRollback: true } : {}), ...(signer ? { factorySigningKey: signer } : {}), ...(sb.secureVersion ? { factorySecureVersion: sb.secureVersion } : {}) };
 }
 
 /** Where the boards' RFC 2217 ports listen. */
@@ -110,7 +135,13 @@ export class VirtualBoard implements BenchBoard {
     }
     if (!this.chip) {
       const s = this.spec;
-      this.efuses ??= new Efuses({ macAddress: s.wifiMac, hmacKey: Buffer.from(s.fuseKey!, 'hex'), hmacKeyBlock: manifestHmacKeyBlock() });
+      if (!this.efuses) {
+        const efuses = new Efuses({ macAddress: s.wifiMac, hmacKey: Buffer.from(s.fuseKey!, 'hex'), hmacKeyBlock: manifestHmacKeyBlock() });
+        const sb = this.env.secureBoot;
+        secureBootFactory(sb); // refuses a public first key before anything is burned
+        if (sb) burnSecureBootFuses(efuses, { ...(sb.keys ? { keys: sb.keys } : {}), ...(sb.secureVersion !== undefined ? { secureVersion: sb.secureVersion } : {}) });
+        this.efuses = efuses;
+      }
       /** The host side of the RFC 2217 line: the rate the client set; the chip's UART has its own. */
       let hostBaud = DEFAULT_BAUD;
       this.chip = new VirtualEsp32({
@@ -168,6 +199,7 @@ export class VirtualBoard implements BenchBoard {
         build: s.build,
       },
       efuses: this.efuses!,
+      ...secureBootFactory(this.env.secureBoot),
       flashDir: this.flashDir,
       chip: s.chip,
       flashSizeBytes: s.flashSizeBytes,

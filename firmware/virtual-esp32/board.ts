@@ -8,6 +8,7 @@
 // is programmed as the factory would (factory.ts). Every reset (esp_restart, an abort such as memory
 // full, the task watchdog) goes through the bootloader again, so an image still PENDING_VERIFY rolls
 // back.
+import type { KeyObject } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
 import type { FirmwareSettings } from '../src/core/settings.ts';
@@ -44,8 +45,21 @@ export interface SdkBoardOptions {
    * (defines.fuse.hmac_key), the MAC from identity.wifiMac. Give either this or efuses.
    */
   fuseKeyHex?: string;
-  /** The chip's eFuse model, shared with its ROM loader (a bench board's: harness/virtual-board.ts). */
+  /**
+   * The chip's eFuse model, shared with its ROM loader (a bench board's: harness/virtual-board.ts).
+   * Fuses are the chip's: an owner that powers the board up again (after a power cut, a stop) passes
+   * the same model, so SECURE_VERSION and the secure boot fuses stay as burned.
+   */
   efuses?: Efuses;
+  /**
+   * The bootloader on this board was built with CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK (boot-stage.ts):
+   * default off.
+   */
+  antiRollback?: boolean;
+  /** The factory signs the bootloader and the first app it writes on a blank flash with this private key (secure boot). */
+  factorySigningKey?: KeyObject;
+  /** The secure_version in the descriptor of the first app the factory writes (default 0). */
+  factorySecureVersion?: number;
   /** The storage partition's file system (backup, records, event log, NVS): a folder. */
   flashDir: string;
   /** The flash image file (default: `<flashDir>.bin`, beside the folder); created and factory-programmed when missing. */
@@ -244,7 +258,8 @@ export class SdkBoard {
   private async powerOn(reset: ResetReason): Promise<void> {
     this.spi = FlashImage.open(this.o.flashImage ?? `${this.o.flashDir}.bin`, this.o.flashSizeBytes ?? DEFAULT_FLASH_BYTES);
     if (this.spi.created) {
-      flashFactoryImages(this.spi, { chip: this.chip, table: productPartitions(), app: await firmwareImage(this.o.identity.firmwareVersion, { chip: this.chip, variant: this.variant }) });
+      const app = await firmwareImage(this.o.identity.firmwareVersion, { chip: this.chip, variant: this.variant, ...(this.o.factorySecureVersion ? { secureVersion: this.o.factorySecureVersion } : {}) });
+      flashFactoryImages(this.spi, { chip: this.chip, table: productPartitions(), app, ...(this.o.factorySigningKey ? { signingKey: this.o.factorySigningKey } : {}) });
       writeFactoryUuid(new Nvs(this.spi, productPartitions()), this.o.identity.uuid);
     }
     await this.runFromFlash(reset);
@@ -258,7 +273,7 @@ export class SdkBoard {
   private async runFromFlash(reset: ResetReason): Promise<void> {
     for (;;) {
       const log = new BootLog((line) => this.consoleLine(line));
-      const app = runBootloader(this.spi!, log, { chip: this.chip, reset, revision: this.efuses.revision });
+      const app = runBootloader(this.spi!, log, { chip: this.chip, reset, revision: this.efuses.revision, efuses: this.efuses, ...(this.o.antiRollback ? { antiRollback: true } : {}) });
       this.app = app;
       this.identityNow = { ...this.o.identity, firmwareVersion: app.descriptor.version };
       this.appStartLines(app, log);

@@ -2,12 +2,16 @@
 // image at the chip's bootloader offset (0x0 on the ESP32-S3). Like the ROM, it checks the image
 // header and checksum and lists the segments it loads; an erased or foreign first sector stops the
 // boot with "invalid header". The bootloader itself is not executed: its place is taken by
-// boot-stage.ts, which also prints its identification lines.
+// boot-stage.ts, which also prints its identification lines. With SECURE_BOOT_EN burned, the ROM
+// first verifies the bootloader's Secure Boot v2 signature against the key digests in eFuse
+// (boot-signatures.ts) and stops when it does not verify.
 import { verifyAppImage } from '../image/app-image.ts';
 import { cString, hex32, u32 } from '../image/bytes.ts';
 import type { ChipSpec } from '../image/chips.ts';
 import { PARTITION_TYPES, type PartitionEntry } from '../image/partition-table.ts';
 import type { BootLog, ResetReason } from './boot-log.ts';
+import { romVerifyBootloader } from './boot-signatures.ts';
+import type { Efuses } from './efuse.ts';
 import type { FlashImage } from './flash-image.ts';
 
 /** The board does not start: the console has said why, as a chip would before resetting again. */
@@ -23,6 +27,13 @@ export interface RomBootOptions {
   chip: ChipSpec;
   reset: ResetReason;
   revision?: { major: number; minor: number };
+  /** The chip's eFuses: with SECURE_BOOT_EN burned, the ROM and the bootloader boot only signed images. */
+  efuses?: Efuses;
+  /**
+   * The bootloader was built with CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK: an app whose secure_version is
+   * below the eFuse SECURE_VERSION is never booted, and booting a confirmed one raises it.
+   */
+  antiRollback?: boolean;
 }
 
 export function romFirstStage(flash: FlashImage, log: BootLog, o: RomBootOptions): void {
@@ -36,6 +47,10 @@ export function romFirstStage(flash: FlashImage, log: BootLog, o: RomBootOptions
   }
   log.raw('SPIWP:0xee');
   log.raw('mode:DIO, clock div:1');
+  if (o.efuses?.secureBootEnabled) {
+    const why = romVerifyBootloader(read, check.length, o.efuses, log);
+    if (why !== undefined) throw new BootFailure(`secure boot: the second-stage bootloader at ${hex32(at, 0)} is refused: ${why}`);
+  }
   for (const s of check.segments) log.raw(`load:${hex32(s.loadAddress)},len:${hex32(s.length, 0)}`);
   if (check.checksum && check.checksum.stored !== check.checksum.calculated) {
     log.raw(`checksum failure: calculated ${hex32(check.checksum.calculated, 2)}, stored ${hex32(check.checksum.stored, 2)}`);

@@ -74,7 +74,12 @@ describe('fleet image', () => {
     expect(info.stdout).toMatch(/app: tiny 2026\.04\.01, built Apr  1 2026 00:00:00, ESP-IDF moddable-sdk-lin/);
     expect(info.stdout).toMatch(/virtual board firmware: 38 bytes/);
     const json = JSON.parse((await fleet(['image', 'info', '--json', out])).stdout);
-    expect(json).toMatchObject({ valid: true, chipId: 9, app: { version: '2026.04.01' }, virtualFirmwareBytes: 38 });
+    expect(json).toMatchObject({ valid: true, chipId: 9, app: { version: '2026.04.01', secureVersion: 0 }, virtualFirmwareBytes: 38 });
+    // --secure-version: the descriptor's secure_version, which anti-rollback compares with the eFuse counter.
+    const versioned = join(dir, 'tiny-sv3.bin');
+    const built = await fleet(['image', 'build', '--version', '2026.04.01', '--firmware', firmware, '--project', 'tiny', '--secure-version', '3', '-o', versioned]);
+    expect(built.stdout).toMatch(/ app image 2026\.04\.01 \(tiny, secure_version 3\), /);
+    expect((await fleet(['image', 'info', versioned])).stdout).toMatch(/app: tiny 2026\.04\.01, built .*, secure version 3$/m);
     const corrupt = readFileSync(out);
     corrupt[corrupt.length - 40] = corrupt[corrupt.length - 40]! ^ 0xff; // inside the last segment
     writeFileSync(out, corrupt);
@@ -92,10 +97,15 @@ describe('fleet image', () => {
     expect(readFileSync(out).length).toBe(0xc00);
   });
 
-  it('is a usage error (exit 2) for a version outside YYYY.MM.bb, an unknown chip or role, or a product id that is not 0x and 8 hexadecimal digits', async () => {
+  it('is a usage error (exit 2) for a version outside YYYY.MM.bb, an unknown chip or role, a product id that is not 0x and 8 hexadecimal digits, or a secure version outside 0 to 16', async () => {
     expect((await fleet(['image', 'build', '--version', '1.0', '-o', join(dir, 'x.bin')])).code).toBe(2);
     expect((await fleet(['image', 'build', '--version', '2026.01.01', '--chip', 'esp8266', '-o', join(dir, 'x.bin')])).code).toBe(2);
     expect((await fleet(['image', 'build', '--version', '2026.01.01', '--role', 'lamp', '-o', join(dir, 'x.bin')])).code).toBe(2);
     expect((await fleet(['image', 'build', '--version', '2026.01.01', '--product', 'c0ffee', '-o', join(dir, 'x.bin')])).code).toBe(2);
+    for (const sv of ['17', '-1', 'two']) {
+      const r = await fleet(['image', 'build', '--version', '2026.01.01', '--secure-version', sv, '-o', join(dir, 'x.bin')]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/must be a whole number from 0 to 16/);
+    }
   });
 });

@@ -33,6 +33,12 @@ function product(value: string): string {
   return value;
 }
 
+function secureVersion(value: string): number {
+  // The eFuse SECURE_VERSION field counts to 16: a higher secure_version could never be burned.
+  if (!/^\d+$/.test(value) || Number(value) > 16) throw new InvalidArgumentError(`must be a whole number from 0 to 16: ${value}`);
+  return Number(value);
+}
+
 function flashSize(value: string): number {
   const m = /^(\d+)MB$/.exec(value);
   if (!m) throw new InvalidArgumentError(`must be a size in MB such as 8MB: ${value}`);
@@ -55,7 +61,8 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     // Not `<0x...>`: commander takes a placeholder ending in "..." for a list, and the build's config got ["0x…"].
     .option('--product <hex>', 'the product id built in (config product_hex: 0x and 8 hexadecimal digits)', product, '0x00c0ffee')
     .option('--firmware <file>', 'a built firmware (mc.so) instead of building one from firmware/src')
-    .action(async (o: { version: string; output: string; chip: string; project: string; role: 'controller' | 'client'; build: 'production' | 'debug'; class: string; product: string; firmware?: string }) => {
+    .option('--secure-version <n>', 'esp_app_desc_t secure_version: the anti-rollback version (0 to 16, the eFuse SECURE_VERSION field)', secureVersion, 0)
+    .action(async (o: { version: string; output: string; chip: string; project: string; role: 'controller' | 'client'; build: 'production' | 'debug'; class: string; product: string; firmware?: string; secureVersion: number }) => {
       const chip = chipByName(o.chip);
       let firmware: Uint8Array;
       if (o.firmware) firmware = new Uint8Array(readFileArgument(o.firmware));
@@ -64,10 +71,10 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
         const { firmwareOf } = await import('../../firmware/virtual-esp32/firmware-image.ts');
         firmware = await firmwareOf({ build: o.build, role: o.role, hardwareClass: o.class, productHex: o.product, ethernet: o.role === 'controller' });
       }
-      const bytes = buildVirtualAppImage({ chip, version: o.version, firmware, projectName: o.project });
+      const bytes = buildVirtualAppImage({ chip, version: o.version, firmware, projectName: o.project, secureVersion: o.secureVersion });
       writeFileSync(o.output, bytes);
       const d = describeImage(bytes);
-      process.stdout.write(`${o.output}: ${d.chip} app image ${o.version} (${o.project}), ${bytes.length} bytes, sha256 ${d.fileSha256}\n`);
+      process.stdout.write(`${o.output}: ${d.chip} app image ${o.version} (${o.project}${o.secureVersion ? `, secure_version ${o.secureVersion}` : ''}), ${bytes.length} bytes, sha256 ${d.fileSha256}\n`);
     });
 
   image

@@ -4,11 +4,18 @@
 // (a client shows station=<url> once it has joined the site Wi-Fi), printed again whenever an
 // address changes (a reboot gives the listeners new ports; a SoftAP comes and goes). SIGINT (Ctrl-C)
 // or SIGTERM stops them within seconds, at any time: boards, ptys, listeners and the broker closed.
-import type { Command } from 'commander';
+// With --secure-boot-key the boards' chips have Secure Boot v2 on (docs/secure-boot.md): each key's
+// digest burned as SECURE_BOOT_DIGEST0.., SECURE_BOOT_EN, and the factory images signed with the
+// first key; --anti-rollback and --secure-version set up anti-rollback.
+import { InvalidArgumentError, type Command } from 'commander';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { publicKeyDigest, rsaPublicKeyOf, SecureBootError } from '../../firmware/image/secure-boot.ts';
+import { readFileArgument } from '../../harness/file-errors.ts';
 import { loadRig, RigError } from '../../harness/rig.ts';
+import type { VirtualSecureBoot } from '../../harness/virtual-board.ts';
 import type { Broker } from '../../harness/broker.ts';
 import { onStopSignals, type StopSignals } from '../cli/stop-signals.ts';
 import { DEFAULT_RIG } from './bench.ts';
@@ -19,18 +26,66 @@ export function virtualCommand(program: Command): void {
     .description("Run a rig's virtual boards in the foreground and print each board's console pty, RFC 2217 URL and interface addresses; Ctrl-C stops them")
     .argument('[rig]', 'rig file (JSON)', DEFAULT_RIG)
     .argument('[boards...]', 'only these boards (ids)')
-    .action(async (rigPath: string, only: string[]) => {
+    .option('--secure-boot-key <pem>', 'turn Secure Boot v2 on: burn this RSA-3072 key\'s digest (repeat for up to 3 keys, SECURE_BOOT_DIGEST0..2) and SECURE_BOOT_EN; the first must be a private key: it signs the factory bootloader and app', collect, [])
+    .option('--anti-rollback', 'the boards\' bootloader is built with CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK')
+    .option('--secure-version <n>', 'burn SECURE_VERSION n (0 to 16) and give the factory app secure_version n', secureVersionOption)
+    .action(async (rigPath: string, only: string[], o: { secureBootKey: string[]; antiRollback?: boolean; secureVersion?: number }) => {
+      const secureBoot = secureBootOptions(o);
       // From the start: a signal while the boards start stops them too (docs/stop-signals.md).
       const signals = onStopSignals('virtual');
       try {
-        await runVirtual(rigPath, only, signals);
+        await runVirtual(rigPath, only, signals, secureBoot);
       } finally {
         signals.dispose();
       }
     });
 }
 
-async function runVirtual(rigPath: string, only: string[], signals: StopSignals): Promise<void> {
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function secureVersionOption(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 16) throw new InvalidArgumentError(`must be a whole number from 0 to 16 (SECURE_VERSION has 16 bits): ${value}`);
+  return n;
+}
+
+/** A key the user named that is not one the chip can use, or a first key without its private half: exit 2. */
+class SecureBootKeyError extends Error {
+  override name = 'SecureBootKeyError';
+  readonly exitCode = 2;
+}
+
+/** The options' keys read and checked (RSA-3072, PEM; the first private), before any board starts. */
+function secureBootOptions(o: { secureBootKey: string[]; antiRollback?: boolean; secureVersion?: number }): VirtualSecureBoot | undefined {
+  if (o.secureBootKey.length === 0 && !o.antiRollback && o.secureVersion === undefined) return undefined;
+  if (o.secureBootKey.length > 3) throw new SecureBootKeyError(`--secure-boot-key: the chip has 3 key digest slots, ${o.secureBootKey.length} keys given`);
+  const keys = o.secureBootKey.map((path, i) => {
+    const pem = readFileArgument(path, 'the secure boot key');
+    let key: KeyObject;
+    try {
+      key = pem.toString('latin1').includes('PRIVATE KEY-----') ? createPrivateKey(pem) : createPublicKey(pem);
+      rsaPublicKeyOf(key);
+    } catch (err) {
+      const why =
+        err instanceof SecureBootError
+          ? err.message
+          : pem.toString('latin1').includes('ENCRYPTED')
+            ? 'the key is encrypted: give it without a passphrase (openssl rsa -in it -out plain.pem)'
+            : 'not a PEM RSA key (make one with openssl genrsa -out key.pem 3072)';
+      throw new SecureBootKeyError(`--secure-boot-key ${path}: ${why}`);
+    }
+    if (i === 0 && key.type !== 'private') throw new SecureBootKeyError(`--secure-boot-key ${path}: the first key signs the factory images, so it must be the private key`);
+    return key;
+  });
+  const digests = keys.map((k) => publicKeyDigest(k).toString('hex'));
+  const twice = digests.findIndex((d, i) => digests.indexOf(d) !== i);
+  if (twice >= 0) throw new SecureBootKeyError(`--secure-boot-key ${o.secureBootKey[twice]}: the same key as ${o.secureBootKey[digests.indexOf(digests[twice]!)]}`);
+  return { keys, ...(o.antiRollback ? { antiRollback: true } : {}), ...(o.secureVersion !== undefined ? { secureVersion: o.secureVersion } : {}) };
+}
+
+async function runVirtual(rigPath: string, only: string[], signals: StopSignals, secureBoot: VirtualSecureBoot | undefined): Promise<void> {
   const rig = loadRig(resolve(rigPath));
   const unknown = only.filter((id) => !rig.boards.some((b) => b.id === id));
   if (unknown.length) throw new RigError(`no board ${unknown.join(', ')} on rig ${rig.name} (it has ${rig.boards.map((b) => b.id).join(', ')})`);
@@ -49,7 +104,7 @@ async function runVirtual(rigPath: string, only: string[], signals: StopSignals)
   let ticker: NodeJS.Timeout | undefined;
   try {
     broker = await startBroker('aedes', 0);
-    boards.push(...specs.map((spec) => new VirtualBoard(structuredClone(spec), { air, workDir: work })));
+    boards.push(...specs.map((spec) => new VirtualBoard(structuredClone(spec), { air, workDir: work, ...(secureBoot ? { secureBoot } : {}) })));
     const shown = new Map<string, string>();
     const show = () => {
       for (const b of boards) {
