@@ -3,7 +3,7 @@
 // the public key, and from a private key), SECURE_BOOT_EN, a revocation, SECURE_VERSION; each read
 // back by `fleet efuse summary` and seen by the chip's one eFuse model (what its boot stage and
 // GET_SECURITY_INFO read). And every refusal, with its exit code, before anything is written.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { publicKeyDigest } from '../../firmware/image/secure-boot.ts';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { loadRig } from '../../harness/rig.ts';
 import { VirtualBoard } from '../../harness/virtual-board.ts';
-import { runFleet } from '../helpers/fleet-cli.ts';
+import { FLEET_JS, ROOT, runFleet } from '../helpers/fleet-cli.ts';
 
 const rig = loadRig(fileURLToPath(new URL('../../harness/rigs/two-board.json', import.meta.url)));
 let dir: string;
@@ -47,6 +47,30 @@ function fuses() {
 }
 
 const fleet = (args: string[]) => runFleet(['efuse', ...args, '-p', board.rfc2217Url], { timeoutMs: 90_000 });
+
+/** fleet with standard input a terminal (util-linux `script` gives it a pseudo-terminal), `typed` typed at it. */
+function fleetAtTerminal(args: string[], typed: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const command = [process.execPath, FLEET_JS, 'efuse', ...args, '-p', board.rfc2217Url].join(' ');
+    const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    // Typed once the question is on the screen, as a person would.
+    const typeWhenAsked = setInterval(() => {
+      if (output.includes('Type BURN')) {
+        clearInterval(typeWhenAsked);
+        child.stdin.end(typed);
+      }
+    }, 50);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      clearInterval(typeWhenAsked);
+      resolve({ code, output });
+    });
+  });
+}
 
 async function summary(): Promise<string> {
   const s = await fleet(['summary']);
@@ -172,5 +196,16 @@ describe('fleet efuse burn-key and burn on a virtual board over RFC 2217', () =>
       expect(r.code).toBe(2);
     }
     expect(fuses()).toEqual(before);
+
+    // At a terminal it asks: anything but BURN stops (exit 1, nothing burned); BURN burns.
+    const declined = await fleetAtTerminal(['burn', '--secure-version', '4'], 'yes\n');
+    expect(declined.output).toContain('WARNING: burning eFuses is one-way: it cannot be undone.');
+    expect(declined.output).toContain('not confirmed: nothing was burned');
+    expect(declined.code).toBe(1);
+    expect(fuses()).toEqual(before);
+    const confirmed = await fleetAtTerminal(['burn', '--secure-version', '4'], 'BURN\n');
+    expect(confirmed.output).toContain('burned and read back: SECURE_VERSION = 4');
+    expect(confirmed.code).toBe(0);
+    expect(board.eFuses!.secureVersion).toBe(4);
   });
 });
