@@ -218,7 +218,7 @@ export function checkBurn(after: EfuseReading, req: BurnRequest): string[] {
 /** READ_REG and WRITE_REG of the ROM (esptool-js's loader, or the virtual chip's registers in tests). */
 export interface RegisterIo {
   readReg(address: number): Promise<number>;
-  writeReg(address: number, value: number, mask?: number): Promise<void>;
+  writeReg(address: number, value: number, mask?: number, delayAfterUs?: number): Promise<void>;
 }
 
 /** How long a command may take before the controller is taken for stuck (espefuse: EFUSE_BURN_TIMEOUT 0.25 s). */
@@ -262,7 +262,9 @@ export class EfuseProgrammer {
   async read(): Promise<void> {
     await this.waitIdle();
     await this.io.writeReg(EFUSE_CONF, EFUSE_READ_OP_CODE);
-    await this.io.writeReg(EFUSE_CMD, EFUSE_READ_CMD);
+    // A millisecond before the ROM answers, as espefuse gives it: the ROM loader reads eFuse
+    // registers after each command, which must not race the reload.
+    await this.io.writeReg(EFUSE_CMD, EFUSE_READ_CMD, 0xffffffff, 1000);
     await this.waitIdle();
   }
 

@@ -114,7 +114,8 @@ export function readChipIdentity(port: WebSerialPortLike, before: EsptoolSession
 export interface RomSession {
   chip: string;
   readReg(address: number): Promise<number>;
-  writeReg(address: number, value: number, mask?: number): Promise<void>;
+  /** `delayAfterUs`: the ROM waits that long after the write (esptool's delay_after_us). */
+  writeReg(address: number, value: number, mask?: number, delayAfterUs?: number): Promise<void>;
   securityInfo(): Promise<{ flags: number; flashCryptCnt: number; keyPurposes: number[]; chipId: number | null }>;
 }
 
@@ -124,7 +125,7 @@ export function withRomSession<T>(port: WebSerialPortLike, before: EsptoolSessio
     work({
       chip: loader.chip.CHIP_NAME,
       readReg: async (address) => (await loader.readReg(address)) >>> 0,
-      writeReg: (address, value, mask = 0xffffffff) => loader.writeReg(address, value >>> 0, mask >>> 0),
+      writeReg: (address, value, mask = 0xffffffff, delayAfterUs = 0) => loader.writeReg(address, value >>> 0, mask >>> 0, 0, delayAfterUs),
       securityInfo: async () => {
         const info = await loader.getSecurityInfo(false);
         return { flags: info.flags, flashCryptCnt: info.flashCryptCnt, keyPurposes: info.keyPurposes, chipId: info.chipId };
