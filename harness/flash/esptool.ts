@@ -110,16 +110,33 @@ export function readChipIdentity(port: WebSerialPortLike, before: EsptoolSession
   return withRom(port, before, async (loader) => ({ chip: loader.chip.CHIP_NAME, description: await loader.chip.getChipDescription(loader), mac: (await loader.chip.readMac(loader)).toUpperCase() }));
 }
 
-/** What `espefuse summary` reads: registers (READ_REG) at the given addresses and GET_SECURITY_INFO, from the ROM. */
-export function readEfuseRegisters(
-  port: WebSerialPortLike,
-  before: EsptoolSession['before'],
-  addresses: readonly number[],
-): Promise<{ chip: string; registers: Map<number, number>; security: { flags: number; flashCryptCnt: number; keyPurposes: number[]; chipId: number | null } }> {
-  return withRom(port, before, async (loader) => {
-    const registers = new Map<number, number>();
-    for (const a of addresses) registers.set(a, (await loader.readReg(a)) >>> 0);
-    const info = await loader.getSecurityInfo(false);
-    return { chip: loader.chip.CHIP_NAME, registers, security: { flags: info.flags, flashCryptCnt: info.flashCryptCnt, keyPurposes: info.keyPurposes, chipId: info.chipId } };
-  });
+/** The ROM's register access and security info, for the eFuse commands (without the stub). */
+export interface RomSession {
+  chip: string;
+  readReg(address: number): Promise<number>;
+  /** `delayAfterUs`: the ROM waits that long after the write (esptool's delay_after_us). */
+  writeReg(address: number, value: number, mask?: number, delayAfterUs?: number): Promise<void>;
+  securityInfo(): Promise<{ flags: number; flashCryptCnt: number; keyPurposes: number[]; chipId: number | null }>;
+}
+
+/** Connects to the ROM (as `before` says) and hands `work` its registers; the board is left in download mode. */
+export function withRomSession<T>(port: WebSerialPortLike, before: EsptoolSession['before'], work: (rom: RomSession) => Promise<T>): Promise<T> {
+  return withRom(port, before, (loader) =>
+    work({
+      chip: loader.chip.CHIP_NAME,
+      readReg: async (address) => (await loader.readReg(address)) >>> 0,
+      writeReg: (address, value, mask = 0xffffffff, delayAfterUs = 0) => loader.writeReg(address, value >>> 0, mask >>> 0, 0, delayAfterUs),
+      securityInfo: async () => {
+        const info = await loader.getSecurityInfo(false);
+        return { flags: info.flags, flashCryptCnt: info.flashCryptCnt, keyPurposes: info.keyPurposes, chipId: info.chipId };
+      },
+    }),
+  );
+}
+
+/** What `espefuse summary` reads: registers (READ_REG) at the given addresses and GET_SECURITY_INFO. */
+export async function readEfuses(rom: RomSession, addresses: readonly number[]): Promise<{ chip: string; registers: Map<number, number>; security: Awaited<ReturnType<RomSession['securityInfo']>> }> {
+  const registers = new Map<number, number>();
+  for (const a of addresses) registers.set(a, await rom.readReg(a));
+  return { chip: rom.chip, registers, security: await rom.securityInfo() };
 }

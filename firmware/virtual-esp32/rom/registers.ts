@@ -2,12 +2,15 @@
 // (addresses from the ESP32-S3 TRM; esptool's and esptool-js's target files read the same ones):
 //   - 0x40001000, the ROM word esptool calls CHIP_DETECT_MAGIC_REG (0x9 on the S3);
 //   - the eFuse read registers (BLOCK0's fields, BLOCK1's MAC and chip revision, BLOCK2, the key
-//     blocks), from the chip's one eFuse model (efuse.ts);
+//     blocks, the Reed–Solomon error registers), from the chip's one eFuse model (efuse.ts);
+//   - the eFuse controller's programming interface (EfuseController below), which burns through
+//     that model, as espefuse drives it;
 //   - the SPI1 flash controller's user-command registers, enough to answer the JEDEC ID command
 //     (RDID 0x9F) the way esptool's flash_id / detect_flash_size drive it.
 // Any other address reads as last written, or 0.
 
 import { EFUSE_BASE, type Efuses } from '../efuse.ts';
+import { EFUSE_RS_CHECK_BYTES, wordsToBytes } from '../efuse-rs.ts';
 
 const CHIP_DETECT_MAGIC_REG = 0x40001000;
 const ESP32S3_MAGIC = 0x9;
@@ -23,11 +26,89 @@ const SPIFLASH_RDID = 0x9f;
 const JEDEC_MANUFACTURER = 0xc8;
 const JEDEC_MEMORY_TYPE = 0x40;
 
+/**
+ * The ESP32-S3 eFuse controller's programming interface, as espefuse's esp32s3 driver drives it
+ * (esptool: espefuse/efuse/esp32s3/mem_definition.py for the addresses and opcodes, fields.py
+ * `efuse_program`/`efuse_read`/`clear_pgm_registers`; ESP-IDF: components/soc/esp32s3/register/
+ * soc/efuse_reg.h): the data to burn goes to EFUSE_PGM_DATA0..7 and, for blocks 1 to 10, its
+ * Reed–Solomon check bytes to EFUSE_PGM_CHECK_VALUE0..2; EFUSE_CONF takes the write opcode 0x5A5A,
+ * then EFUSE_CMD the program command PGM_CMD (bit 1) with the block number in bits [5:2]; the
+ * hardware burns the block and clears the command bit, and clears the PGM registers (as espefuse's
+ * emulator does); EFUSE_CONF 0x5AA5 with READ_CMD (bit 0) reloads the read registers. Until that
+ * read, READ_REG answers what the read registers held before the program command, as on the chip.
+ * A command given without its opcode in EFUSE_CONF does nothing (the bit still clears). The timing
+ * registers (EFUSE_DAC_CONF, EFUSE_WR_TIM_CONF1/2) hold what is written; burning does not depend
+ * on them here.
+ */
+export const EFUSE_PGM_DATA0 = EFUSE_BASE + 0x000;
+export const EFUSE_PGM_CHECK_VALUE0 = EFUSE_BASE + 0x020;
+export const EFUSE_CLK = EFUSE_BASE + 0x1c8;
+export const EFUSE_CONF = EFUSE_BASE + 0x1cc;
+export const EFUSE_STATUS = EFUSE_BASE + 0x1d0;
+export const EFUSE_CMD = EFUSE_BASE + 0x1d4;
+export const EFUSE_DAC_CONF = EFUSE_BASE + 0x1e8;
+export const EFUSE_WR_TIM_CONF1 = EFUSE_BASE + 0x1f4;
+export const EFUSE_WR_TIM_CONF2 = EFUSE_BASE + 0x1f8;
+export const EFUSE_WRITE_OP_CODE = 0x5a5a;
+export const EFUSE_READ_OP_CODE = 0x5aa5;
+export const EFUSE_READ_CMD = 1 << 0;
+export const EFUSE_PGM_CMD = 1 << 1;
+/** The controller's own registers: programming data, check values, configuration, command, timing. */
+const CONTROLLER_REGISTERS = new Set([
+  ...Array.from({ length: 11 }, (_, i) => EFUSE_PGM_DATA0 + 4 * i),
+  EFUSE_CLK,
+  EFUSE_CONF,
+  EFUSE_STATUS,
+  EFUSE_CMD,
+  EFUSE_DAC_CONF,
+  EFUSE_BASE + 0x1ec, // EFUSE_RD_TIM_CONF
+  EFUSE_WR_TIM_CONF1,
+  EFUSE_WR_TIM_CONF2,
+]);
+
+class EfuseController {
+  private readonly values = new Map<number, number>();
+  /** What the read registers held when the last program command ran, until a read command reloads them. */
+  private stale: Map<number, number> | undefined;
+
+  constructor(private readonly efuses: Efuses) {}
+
+  owns(address: number): boolean {
+    return CONTROLLER_REGISTERS.has(address);
+  }
+
+  read(address: number): number {
+    if (this.owns(address)) return this.values.get(address) ?? 0;
+    return (this.stale ?? this.efuses.registers()).get(address) ?? 0;
+  }
+
+  write(address: number, value: number): void {
+    this.values.set(address, value >>> 0);
+    if (address !== EFUSE_CMD) return;
+    const opcode = (this.values.get(EFUSE_CONF) ?? 0) & 0xffff;
+    if (value & EFUSE_PGM_CMD && opcode === EFUSE_WRITE_OP_CODE) this.program((value >>> 2) & 0xf);
+    else if (value & EFUSE_READ_CMD && opcode === EFUSE_READ_OP_CODE) this.stale = undefined;
+    // Done: the hardware clears the command bits (espefuse polls for that).
+    this.values.set(EFUSE_CMD, value & ~(EFUSE_PGM_CMD | EFUSE_READ_CMD) & 0x3c);
+  }
+
+  private program(block: number): void {
+    const data = Array.from({ length: 8 }, (_, i) => this.values.get(EFUSE_PGM_DATA0 + 4 * i) ?? 0);
+    const check = wordsToBytes(Array.from({ length: 3 }, (_, i) => this.values.get(EFUSE_PGM_CHECK_VALUE0 + 4 * i) ?? 0)).subarray(0, EFUSE_RS_CHECK_BYTES);
+    this.stale ??= this.efuses.registers();
+    // Block numbers past BLOCK10 name no block: the chip burns nothing.
+    if (block <= 10) this.efuses.programBlock(block, data, check);
+    for (let i = 0; i < 11; i++) this.values.set(EFUSE_PGM_DATA0 + 4 * i, 0);
+  }
+}
+
 export class Esp32s3Registers {
   private readonly values = new Map<number, number>();
+  private readonly efuseController: EfuseController;
 
   constructor(private readonly o: { efuses: Efuses; flashSizeBytes: number }) {
     this.values.set(CHIP_DETECT_MAGIC_REG, ESP32S3_MAGIC);
+    this.efuseController = new EfuseController(o.efuses);
     this.flashCapacityCode = Math.round(Math.log2(o.flashSizeBytes));
   }
 
@@ -41,8 +122,8 @@ export class Esp32s3Registers {
 
   read(address: number): number {
     const a = address >>> 0;
-    // The eFuse read registers are read-only: they always say what the fuses hold.
-    if (a >= EFUSE_BASE && a < EFUSE_BASE + 0x1000) return this.o.efuses.registers().get(a) ?? 0;
+    // The eFuse read registers are read-only: they say what the fuses hold (as of the last read command).
+    if (a >= EFUSE_BASE && a < EFUSE_BASE + 0x1000) return this.efuseController.read(a);
     return this.values.get(a) ?? 0;
   }
 
@@ -50,6 +131,11 @@ export class Esp32s3Registers {
   write(address: number, value: number, mask: number): void {
     const a = address >>> 0;
     const next = ((this.read(a) & ~mask) | (value & mask)) >>> 0;
+    if (a >= EFUSE_BASE && a < EFUSE_BASE + 0x1000) {
+      // The read registers ignore writes; the controller's take them.
+      if (this.efuseController.owns(a)) this.efuseController.write(a, next);
+      return;
+    }
     this.values.set(a, next);
     if (a === SPI_CMD && next & SPI_CMD_USR) this.runFlashCommand();
   }
