@@ -68,6 +68,12 @@ export interface SdkBoardOptions {
   air?: VirtualAir;
   /** Where the board stands on the bench, in metres (range of its radios). */
   position?: Position;
+  /**
+   * CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK in the build the board runs: esp_ota_set_boot_partition
+   * refuses an image whose secure_version is below the eFuse SECURE_VERSION, and marking a new image
+   * valid raises SECURE_VERSION to its secure_version (docs/secure-boot.md). Default off.
+   */
+  antiRollback?: boolean;
   /** Without a panel on I2C the firmware runs headless. */
   panel?: boolean;
   /** Called for every console line (the ROM, the bootloader, the firmware's UART, the host's notes). */
@@ -293,7 +299,7 @@ export class SdkBoard {
     const { loader } = await hostFirmware(this.variant); // the loader only: the firmware is the image's
     if (this.closed) throw new BootFailure('the board was powered off while it booted');
     const path = runnableCopy(app.firmware, loader);
-    const ota = new OtaSlots(this.spi!, app.table, this.chip, app.partition);
+    const ota = new OtaSlots(this.spi!, app.table, this.chip, app.partition, { efuses: this.efuses, antiRollback: this.o.antiRollback ?? false });
     this.radio.powerOff();
     this.uartPartial = '';
     let bootEnded!: (end: FirmwareEnd | undefined) => void;
