@@ -162,7 +162,9 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
     otaRefusal: () => {
       // The open handle knows how many bytes were written; the natives pass the same count.
       const refused = update?.refusal() ?? null;
-      return refused ? [refused.code, refused.message] : ['', ''];
+      if (!refused) return ['', ''];
+      p.log.error('fw_ota', refused.message); // as native/fw_ota.c logs it (ESP_LOGE)
+      return [refused.code, refused.message];
     },
     otaRunningApp: () => app(p.ota.runningApp()),
     otaLastInvalidApp: () => {

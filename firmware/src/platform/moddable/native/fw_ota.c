@@ -30,6 +30,7 @@
 #include "esp_ota_ops.h"
 #include "esp_partition.h"
 #include "esp_efuse.h"
+#include "esp_log.h"
 #if CONFIG_SECURE_BOOT_V2_ENABLED || CONFIG_SECURE_SIGNED_ON_UPDATE_NO_SECURE_BOOT
 #include "esp_image_format.h"
 #include "esp_secure_boot.h"
@@ -109,6 +110,7 @@ void xs_fw_ota_mark_valid(xsMachine *the)
 #if CONFIG_SECURE_BOOT_V2_ENABLED || CONFIG_SECURE_SIGNED_ON_UPDATE_NO_SECURE_BOOT || CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK
 static void refuse(xsMachine *the, const char *code, const char *message)
 {
+	ESP_LOGE("fw_ota", "%s", message);
 	xsmcVars(1);
 	xsmcSetNewArray(xsResult, 2);
 	xsmcSetString(xsVar(0), (char *)code);
