@@ -162,6 +162,28 @@ export const otaClientCases: TestCase[] = [
       equal(c.reboots.length, 0, 'no reboot');
     },
   },
+  {
+    name: 'the chip refuses the image (its signature, anti-rollback): signature_invalid or secure_version_too_low, no reboot, and one more check naming the running version (a failed install for the cloud)',
+    async run() {
+      for (const code of ['signature_invalid', 'secure_version_too_low'] as const) {
+        const image = appImage('2026.04.01', 8_000);
+        const { b, c, seen } = rig(imageCloud(image, {}));
+        c.otaRefusal.code = code;
+        c.otaRefusal.message = `Secure Boot V2 verification failed (unsigned): ${code}`;
+        const err = await hardError(() => withTime(b, checkAndInstall(c.hal, { reboot: true })), code);
+        equal(err.code, code, 'the code the chip named');
+        ok(err.message.startsWith('refusing 2026.04.01: Secure Boot V2 verification failed (unsigned)'), err.message);
+        const checks = seen.filter((r) => r.url.includes('/ota/'));
+        equal(checks.length, 2, 'the check, then the report');
+        equal(checks[1]!.url, `${CLOUD}/ota/ctl-s3/0x00c0ffee/ctl-s3?current_version=2026.03.02`, 'the report names the version still running');
+        equal(checks[1]!.headers['x-device-uuid'], c.identity.uuid, 'and the board');
+        equal(seen.filter((r) => r.url.endsWith('.bin')).length, 1, 'one download');
+        equal(c.otaImages.filter((i) => i.finished).length, 0, 'nothing switched');
+        await b.clock.advance(60_000);
+        equal(c.reboots.length, 0, 'no reboot');
+      }
+    },
+  },
 ];
 
 /** An app image as the OTA client reads its head (esp_image_header_t, a segment header, esp_app_desc_t), then filler. */

@@ -52,8 +52,10 @@ export interface SdkBoardOptions {
    */
   efuses?: Efuses;
   /**
-   * The bootloader on this board was built with CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK (boot-stage.ts):
-   * default off.
+   * The build the board runs has CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK (docs/secure-boot.md), default
+   * off: the bootloader never boots an app whose secure_version is below the eFuse SECURE_VERSION and
+   * raises the counter when it boots a confirmed higher one (boot-stage.ts); esp_ota_set_boot_partition
+   * refuses such an image and marking a new image valid raises the counter (ota-slots.ts).
    */
   antiRollback?: boolean;
   /** The factory signs the bootloader and the first app it writes on a blank flash with this private key (secure boot). */
@@ -308,7 +310,7 @@ export class SdkBoard {
     const { loader } = await hostFirmware(this.variant); // the loader only: the firmware is the image's
     if (this.closed) throw new BootFailure('the board was powered off while it booted');
     const path = runnableCopy(app.firmware, loader);
-    const ota = new OtaSlots(this.spi!, app.table, this.chip, app.partition);
+    const ota = new OtaSlots(this.spi!, app.table, this.chip, app.partition, { efuses: this.efuses, antiRollback: this.o.antiRollback ?? false });
     this.radio.powerOff();
     this.uartPartial = '';
     let bootEnded!: (end: FirmwareEnd | undefined) => void;

@@ -159,12 +159,19 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
       idf('esp_image', () => done.finish());
       return [];
     },
+    otaRefusal: () => {
+      // The open handle knows how many bytes were written; the natives pass the same count.
+      const refused = update?.refusal() ?? null;
+      if (!refused) return ['', ''];
+      p.log.error('fw_ota', refused.message); // as native/fw_ota.c logs it (ESP_LOGE)
+      return [refused.code, refused.message];
+    },
     otaRunningApp: () => app(p.ota.runningApp()),
     otaLastInvalidApp: () => {
       const invalid = p.ota.lastInvalidApp();
       return invalid ? [true, ...app(invalid)] : [false, '', '', '', ''];
     },
-    otaMarkValid: () => [p.ota.markValid()],
+    otaMarkValid: () => [idf('esp_ota_ops', () => p.ota.markValid())],
     nvsGet: (domain, key) => {
       const v = p.nvs.get(domain, key);
       if (v === undefined) return [0, 0, '', new Uint8Array(0)];

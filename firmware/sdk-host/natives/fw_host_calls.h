@@ -34,6 +34,7 @@
 #define FW_CALL_OTA_RUNNING_APP 44 /* () -> (string, string, string, string) */
 #define FW_CALL_OTA_LAST_INVALID_APP 45 /* () -> (bool, string, string, string, string) */
 #define FW_CALL_OTA_MARK_VALID 46 /* () -> (bool) */
+#define FW_CALL_OTA_REFUSAL 47 /* (int) -> (string, string) */
 #define FW_CALL_I2C_WRITE 50 /* (int, bytes, bool) -> (int) */
 #define FW_CALL_I2C_READ 51 /* (int, int) -> (int, bytes) */
 #define FW_CALL_NVS_GET 55 /* (string, string) -> (int, int, string, bytes) */

@@ -1,7 +1,7 @@
 /*
  * The app slots of a virtual chip: the natives of the SDK's `ota` module (build/devices/esp32/modules/
  * ota/ota.js, unchanged; ota.c on the chip) and of the platform's own (native/fw_ota.c: the running
- * and last invalid slots, marking the running image valid). esp_ota_ops on the virtual flash is the
+ * and last invalid slots, marking the running image valid, why an image would be refused). esp_ota_ops on the virtual flash is the
  * chip's Node side (its OTA slots, otadata and the bootloader's checks).
  */
 #include "fw_host.h"
@@ -62,6 +62,29 @@ void xs_ota_complete(xsMachine *the)
 	ota->open = 0;
 	if (fwCall(NULL, FW_CALL_OTA_COMPLETE, NULL, NULL))
 		xsUnknownError("end failed");
+}
+
+/*
+ * Why esp_ota_end (the Secure Boot v2 signature) or esp_ota_set_boot_partition (anti-rollback) would
+ * refuse the image written so far: [code, message], or undefined. The chip knows (its open handle);
+ * fw_ota.c asks ESP-IDF and the eFuses on a real ESP32-S3.
+ */
+void xs_fw_ota_refusal(xsMachine *the)
+{
+	fwOut out = {0};
+	fwIn in;
+	const char *code;
+	fwOutInt(&out, xsmcToInteger(xsArg(0)));
+	fwCall(the, FW_CALL_OTA_REFUSAL, &out, &in);
+	code = fwInString(&in);
+	if (!code[0])
+		return;
+	xsmcVars(1);
+	xsmcSetNewArray(xsResult, 2);
+	xsmcSetString(xsVar(0), (char *)code);
+	xsmcSetIndex(xsResult, 0, xsVar(0));
+	xsmcSetString(xsVar(0), (char *)fwInString(&in));
+	xsmcSetIndex(xsResult, 1, xsVar(0));
 }
 
 static void answerApp(xsMachine *the, fwIn *in)

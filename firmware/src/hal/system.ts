@@ -22,7 +22,10 @@ export interface OtaWriter {
   /**
    * Verifies the image in the slot as the bootloader will (checksum, SHA-256, chip: esp_ota_end)
    * and makes it the one the next boot runs (esp_ota_set_boot_partition); it then boots in
-   * PENDING_VERIFY. Throws when the image is invalid; the running image stays selected.
+   * PENDING_VERIFY. Throws when the image is invalid; the running image stays selected. When the
+   * chip's security refuses it, the error carries `code`: 'signature_invalid' (its Secure Boot v2
+   * signature does not verify with the keys the chip trusts) or 'secure_version_too_low'
+   * (anti-rollback), and the message says why (docs/secure-boot.md).
    */
   finish(): void;
   abort(): void;

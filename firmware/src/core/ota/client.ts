@@ -11,7 +11,11 @@
 // (docs/device-inventory.md). A download cut half way resumes where it stopped, with a range request
 // (If-Range: the image's ETag) after reconnecting; the SHA-256 of the whole image is still checked
 // before the slot is switched (docs/firmware-images.md).
-import type { BodyReader } from '../../hal/network.ts';
+// The chip checks the image's Secure Boot v2 signature (and, with anti-rollback, its secure_version)
+// before it marks the slot for boot: a refusal is signature_invalid or secure_version_too_low, the
+// board does not reboot, and the client checks once more naming the version it still runs, which the
+// cloud counts as a failed install of the version offered (docs/secure-boot.md, "The OTA client").
+import type { BodyReader, ClientRequest } from '../../hal/network.ts';
 import type { Hal, OtaWriter } from '../../hal/index.ts';
 import { APP_DESC_BYTES, APP_DESC_IMAGE_OFFSET, appDescriptorOfImage } from '../../../image/app-desc.ts';
 import { concatBytes, hexEncode, utf8Decode } from '../bytes.ts';
@@ -36,6 +40,8 @@ export class OtaError extends Error {
       | 'hash_mismatch'
       | 'image_mismatch'
       | 'image_invalid'
+      | 'signature_invalid'
+      | 'secure_version_too_low'
       | 'ota_refused',
     message: string,
     readonly status?: number,
@@ -65,7 +71,8 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
   if (!cloud) throw new OtaError('not_provisioned', 'no cloud configuration');
   const me = hal.system.identity();
   const url = `${cloud.url}/ota/${encodeURIComponent(me.hardwareClass)}/${encodeURIComponent(me.productHex)}/${encodeURIComponent(me.hardwareClass)}?current_version=${encodeURIComponent(me.firmwareVersion)}`;
-  const res = await hal.network.request({ method: 'GET', url, headers: { accept: 'application/json', 'x-device-uuid': me.uuid }, timeoutMs: 30_000 });
+  const check: ClientRequest = { method: 'GET', url, headers: { accept: 'application/json', 'x-device-uuid': me.uuid }, timeoutMs: 30_000 };
+  const res = await hal.network.request(check);
   if (res.status !== 200) {
     const text = utf8Decode(await readSmallBody(res.body, 4096).catch(() => new Uint8Array(0)));
     throw new OtaError('check_failed', `update check answered ${res.status}: ${text.slice(0, 200)}`, res.status);
@@ -154,7 +161,14 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
   try {
     writer.finish();
   } catch (err) {
-    throw new OtaError('image_invalid', `the passive slot refused the image: ${err instanceof Error ? err.message : String(err)}`);
+    const why = err instanceof Error ? err.message : String(err);
+    const code = (err as { code?: unknown }).code;
+    const refusal =
+      code === 'signature_invalid' || code === 'secure_version_too_low'
+        ? new OtaError(code, `refusing ${manifest.version}: ${why}`)
+        : new OtaError('image_invalid', `the passive slot refused the image: ${why}`);
+    await reportFailedInstall(hal, check);
+    throw refusal;
   }
   if (opts.reboot) rebootSoon(hal, `ota ${manifest.version}`);
   return { kind: 'installed', version: manifest.version, size };
@@ -179,6 +193,21 @@ async function resume(hal: Hal, url: string, received: number, total: number, et
     throw new OtaError('download_failed', `resuming the download at byte ${received} answered ${res.status} ${res.headers['content-range'] ?? ''}`.trim(), res.status);
   }
   return { body: res.body, from: received };
+}
+
+/**
+ * The chip refused the downloaded image: one more update check naming the version still running, so
+ * that the cloud settles the offer as a failed install now (an offered device that reports its old
+ * version failed: docs/staged-rollouts.md, "Outcomes and the error threshold") rather than at the
+ * next check. Its answer is not used; an unreachable cloud learns it at the next check instead.
+ */
+async function reportFailedInstall(hal: Hal, check: ClientRequest): Promise<void> {
+  try {
+    const res = await hal.network.request(check);
+    await drain(res.body);
+  } catch {
+    // the next check reports it
+  }
 }
 
 function delay(hal: Hal, ms: number): Promise<void> {

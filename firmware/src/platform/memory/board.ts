@@ -56,6 +56,8 @@ export interface MemoryBoard {
   typeLine(line: string): void;
   reboots: string[];
   otaImages: { size: number; bytes: number; finished: boolean }[];
+  /** Set by a case: finish() then refuses the image as a chip's security would (an Error with this code and message). */
+  otaRefusal: { code?: 'signature_invalid' | 'secure_version_too_low'; message?: string };
   /** The running slot as esp_ota_ops would describe it (ota_0; its version is the identity's). */
   runningApp: AppSlotInfo;
   mqttSessions: MqttOptions[];
@@ -73,6 +75,7 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
   const consoleHandlers: ((line: string) => void)[] = [];
   const reboots: string[] = [];
   const otaImages: MemoryBoard['otaImages'] = [];
+  const otaRefusal: MemoryBoard['otaRefusal'] = {};
   // A model of the slots, not of the flash: no image is parsed here (the virtual boards do that).
   const runningApp: AppSlotInfo = { partition: 'ota_0', version: o.identity.firmwareVersion, projectName: '', state: 'valid' };
   const mqttSessions: MqttOptions[] = [];
@@ -126,7 +129,10 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
         otaImages.push(image);
         return {
           write: (chunk) => void (image.bytes += chunk.length),
-          finish: () => void (image.finished = true),
+          finish: () => {
+            if (otaRefusal.code) throw Object.assign(new Error(otaRefusal.message ?? 'refused'), { code: otaRefusal.code });
+            image.finished = true;
+          },
           abort: () => void otaImages.splice(otaImages.indexOf(image), 1),
         };
       },
@@ -150,6 +156,7 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
     typeLine: (line) => consoleHandlers.forEach((h) => h(line)),
     reboots,
     otaImages,
+    otaRefusal,
     runningApp,
     mqttSessions,
   };

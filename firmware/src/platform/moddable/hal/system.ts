@@ -17,6 +17,7 @@ const factoryMac = native('xs_fw_mac_address');
 const runningSlot = native('xs_fw_ota_running_app');
 const lastInvalidSlot = native('xs_fw_ota_last_invalid_app');
 const markValid = native('xs_fw_ota_mark_valid');
+const otaRefusal = native('xs_fw_ota_refusal');
 
 /** NVS (Moddable's `preference` module, modules/files/preference/esp32) where a factory may store a UUID. */
 const UUID_DOMAIN = 'fleet';
@@ -92,9 +93,21 @@ export class EspSystem implements System {
     if (this.runningApp().state === 'pending_verify') throw new Error('the running image is not confirmed yet');
     const ota = new OTA(); // the passive slot: esp_ota_get_next_update_partition
     let open = true;
+    let written = 0;
     return {
-      write: (chunk) => ota.write(chunk),
+      write: (chunk) => {
+        ota.write(chunk);
+        written += chunk.length;
+      },
       finish: () => {
+        // The SDK's ota.complete() says only "end failed": the chip says first why it would refuse
+        // the image (its signature, anti-rollback), and the boot slot is then left as it is.
+        const refused = otaRefusal(written);
+        if (refused) {
+          open = false;
+          ota.cancel();
+          throw Object.assign(new Error(refused[1]), { code: refused[0] });
+        }
         open = false;
         ota.complete(); // esp_ota_end verifies the image; throws when it is invalid
       },

@@ -69,3 +69,9 @@ declare function native(name: 'xs_fw_ota_running_app'): () => [string, string, s
 declare function native(name: 'xs_fw_ota_last_invalid_app'): () => [string, string, string, string] | undefined;
 /** esp_ota_mark_app_valid_cancel_rollback when the running slot is PENDING_VERIFY; true when it was. */
 declare function native(name: 'xs_fw_ota_mark_valid'): () => boolean;
+/**
+ * Before the SDK's ota.complete(), with the bytes written: why esp_ota_end (the Secure Boot v2
+ * signature) or esp_ota_set_boot_partition (anti-rollback) would refuse the image in the passive
+ * slot, as [code, message] (signature_invalid, secure_version_too_low); undefined when they would not.
+ */
+declare function native(name: 'xs_fw_ota_refusal'): (written: number) => [string, string] | undefined;
