@@ -1,12 +1,12 @@
 // The embedded default store: SQLite through better-sqlite3, WAL journal, numbered schema migrations.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { ApiError } from '../errors.ts';
 import { deploymentFromRow, deviceFromRow, releaseFromRow, type DeploymentRow, type DeviceRow, type ReleaseRow } from './rows.ts';
 import { SqliteFleetTables } from './sqlite-fleet.ts';
+import { startCheckpointerThread, startWriterThread, type WriterCall, type WriterReply } from './sqlite-threads.ts';
 import type {
   AuditEntry,
   BackupMeta,
@@ -168,9 +168,9 @@ const NONCE_PURGE_EVERY = 256;
  * that takes the WAL past `wal_autocheckpoint` pages: it copies the WAL into the database file and
  * fsyncs, on the event loop, in the middle of some request (profiled: a nonce insert plus a 64 KB
  * backup write cost ~430 µs with it, ~180 µs without). So a file database gets a checkpointer: a
- * worker thread with its own connection running a PASSIVE checkpoint (never blocks the writer) every
- * CHECKPOINT_EVERY_MS. The main connection's own automatic checkpoint stays as a bound, at
- * CHECKPOINT_FALLBACK_PAGES, should the worker ever fall behind or be gone.
+ * worker thread (sqlite-checkpointer.js) with its own connection running a PASSIVE checkpoint (never
+ * blocks the writer) every CHECKPOINT_EVERY_MS. The main connection's own automatic checkpoint stays
+ * as a bound, at CHECKPOINT_FALLBACK_PAGES, should the worker ever fall behind or be gone.
  */
 const CHECKPOINT_EVERY_MS = 200;
 const CHECKPOINT_FALLBACK_PAGES = 16_384;
@@ -237,43 +237,17 @@ const PUT_BACKUP_SQL = `INSERT INTO backups (uuid, blob, etag, size, last_backup
     last_backup_date = excluded.last_backup_date`;
 
 /**
- * The writer thread (docs/fleet-scale.md): a file database's nonce inserts and backup writes (the
- * store's work on every upload, ~300 µs of synchronous SQLite per upload) run on a worker thread with
- * its own connection instead of the event loop. One message per call, answered after the commit, in
- * order; the backup's bytes are moved (its ArrayBuffer transferred), not copied. The writer is the
- * only connection that writes these two tables during a storm; SQLite's write lock serialises it
- * with the main connection's rare writes (enrollment, deletes), so a nonce stays admitted once.
+ * The writer thread (docs/fleet-scale.md; its program is sqlite-writer.js): a file database's nonce
+ * inserts and backup writes (the store's work on every upload, ~300 µs of synchronous SQLite per
+ * upload) run on a worker thread with its own connection instead of the event loop. One message per
+ * call, answered after the commit, in order; the backup's bytes are moved (its ArrayBuffer
+ * transferred), not copied. The writer is the only connection that writes these two tables during a
+ * storm; SQLite's write lock serialises it with the main connection's rare writes (enrollment,
+ * deletes), so a nonce stays admitted once.
+ *
+ * Below TRANSFER_MIN_BYTES a blob is copied to the writer thread, not transferred (it may be a slice
+ * of node's shared pool).
  */
-const WRITER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-const db = new Database(workerData.path);
-db.pragma('synchronous = NORMAL');
-db.pragma('busy_timeout = 5000');
-db.pragma('wal_autocheckpoint = ' + workerData.autocheckpointPages);
-const recordNonce = db.prepare(workerData.sql.recordNonce);
-const purgeNonces = db.prepare(workerData.sql.purgeNonces);
-const putBackup = db.prepare(workerData.sql.putBackup);
-let sincePurge = 0;
-parentPort.on('message', (m) => {
-  if (m.op === 'close') { db.close(); process.exit(0); }
-  try {
-    if (m.op === 'nonce') {
-      if (++sincePurge >= workerData.purgeEvery) { sincePurge = 0; purgeNonces.run(m.nowMs); }
-      parentPort.postMessage({ id: m.id, value: recordNonce.run(m.uuid, m.nonce, m.expiresAtMs, m.nowMs).changes > 0 });
-    } else if (m.op === 'putBackup') {
-      putBackup.run(m.uuid, Buffer.from(m.blob.buffer, m.blob.byteOffset, m.blob.byteLength), m.etag, m.blob.byteLength, m.at);
-      parentPort.postMessage({ id: m.id, value: true });
-    } else {
-      parentPort.postMessage({ id: m.id, error: { message: 'unknown writer operation ' + m.op } });
-    }
-  } catch (err) {
-    parentPort.postMessage({ id: m.id, error: { message: String(err && err.message), code: err && err.code } });
-  }
-});
-`;
-
-/** Below this a blob is copied to the writer thread, not transferred (it may be a slice of node's shared pool). */
 const TRANSFER_MIN_BYTES = 4096;
 
 export interface SqliteStoreOptions {
@@ -294,16 +268,6 @@ interface PendingWrite {
   reject: (err: Error) => void;
 }
 
-const CHECKPOINTER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-const db = new Database(workerData.path);
-db.pragma('busy_timeout = 100');
-const timer = setInterval(() => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* busy or closing: next time */ }
-}, workerData.everyMs);
-parentPort.on('message', () => { clearInterval(timer); try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} db.close(); process.exit(0); });
-`;
 
 /** `sqlite:path`, `sqlite::memory:`, `:memory:` or a plain file path. */
 export function sqlitePathFromUrl(url: string): string {
@@ -425,10 +389,7 @@ export class SqliteStore implements CloudStore {
 
   private startCheckpointer(path: string): void {
     try {
-      const worker = new Worker(CHECKPOINTER, {
-        eval: true,
-        workerData: { module: createRequire(import.meta.url).resolve('better-sqlite3'), path, everyMs: CHECKPOINT_EVERY_MS },
-      });
+      const worker = startCheckpointerThread({ path, everyMs: CHECKPOINT_EVERY_MS });
       worker.unref();
       // A checkpointer that fails leaves the main connection's automatic checkpoint, as before.
       worker.on('error', () => {
@@ -445,15 +406,11 @@ export class SqliteStore implements CloudStore {
   private startWriter(path: string): void {
     let worker: Worker;
     try {
-      worker = new Worker(WRITER, {
-        eval: true,
-        workerData: {
-          module: createRequire(import.meta.url).resolve('better-sqlite3'),
-          path,
-          autocheckpointPages: this.checkpointer ? CHECKPOINT_FALLBACK_PAGES : 1000,
-          purgeEvery: NONCE_PURGE_EVERY,
-          sql: { recordNonce: RECORD_NONCE_SQL, purgeNonces: PURGE_NONCES_SQL, putBackup: PUT_BACKUP_SQL },
-        },
+      worker = startWriterThread({
+        path,
+        autocheckpointPages: this.checkpointer ? CHECKPOINT_FALLBACK_PAGES : 1000,
+        purgeEvery: NONCE_PURGE_EVERY,
+        sql: { recordNonce: RECORD_NONCE_SQL, purgeNonces: PURGE_NONCES_SQL, putBackup: PUT_BACKUP_SQL },
       });
     } catch {
       return; // no thread: the writes stay on this connection
@@ -461,7 +418,7 @@ export class SqliteStore implements CloudStore {
     // Held (ref) only while a write is pending: an idle writer does not keep the process up, a
     // pending one does (an awaited write must not be cut short by the process exiting).
     worker.unref();
-    worker.on('message', (m: { id: number; value?: unknown; error?: { message: string; code?: string } }) => {
+    worker.on('message', (m: WriterReply) => {
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
@@ -484,7 +441,7 @@ export class SqliteStore implements CloudStore {
   }
 
   /** A write on the writer thread; resolves after its commit. */
-  private write<T>(message: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<T> {
+  private write<T>(message: WriterCall, transfer: ArrayBuffer[] = []): Promise<T> {
     const worker = this.writer!;
     const id = ++this.nextId;
     return new Promise<T>((resolve, reject) => {
