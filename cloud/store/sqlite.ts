@@ -142,28 +142,6 @@ interface PendingWrite {
 }
 
 
-/** `sqlite:path`, `sqlite::memory:`, `:memory:` or a plain file path. */
-export function sqlitePathFromUrl(url: string): string {
-  if (url.startsWith('sqlite://')) return url.slice('sqlite://'.length);
-  if (url.startsWith('sqlite:')) return url.slice('sqlite:'.length);
-  return url;
-}
-
-/**
- * The store options a `sqlite:` DATABASE_URL may carry after `#`: `sqlite:/var/db/cloud.db#writer=worker`
- * puts the upload writes on a writer thread (SqliteStoreOptions). A `#` is not otherwise part of a path here.
- */
-export function sqliteOptionsFromUrl(url: string): { path: string; options: SqliteStoreOptions } {
-  const hash = url.startsWith('sqlite:') ? url.lastIndexOf('#') : -1;
-  if (hash < 0) return { path: sqlitePathFromUrl(url), options: {} };
-  const params = new URLSearchParams(url.slice(hash + 1));
-  const writer = params.get('writer');
-  if (writer !== null && writer !== 'worker' && writer !== 'inline') {
-    throw new Error(`DATABASE_URL: writer must be worker or inline, not ${JSON.stringify(writer)}`);
-  }
-  return { path: sqlitePathFromUrl(url.slice(0, hash)), options: writer === null ? {} : { writer } };
-}
-
 export class SqliteStore implements CloudStore {
   readonly kind = 'sqlite' as const;
   private readonly db: Database.Database;
