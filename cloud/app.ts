@@ -100,7 +100,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   // A networked store's calls (PostgreSQL: its pool) go through a bounded gate (503 store_saturated
   // past it); the health check and the log-level refresh use the store directly, so they keep
   // answering under load. SQLite's calls are synchronous, and its writes that wait for another
-  // worker's lock wait in the store's own line, bounded in time (cloud/store/sqlite.ts): a gate in
+  // worker's lock wait in the store's own line, bounded in time (cloud/store/sqlite-busy.ts): a gate in
   // front of them only turned a short wait for the lock into 503s (docs/cloud-workers.md).
   const storeLimits = {
     maxActive: limits.storeMaxActive,
