@@ -1,10 +1,11 @@
-// The seeded fuzz of the cloud API (tools/fuzz/cloud-fuzz.ts), a bounded run on every `npm test`:
-// thousands of mutated and malformed requests over raw sockets, on SQLite and (shorter) on PostgreSQL.
-// No 5xx, every error a JSON {"error","message"}, the canary backup and release unchanged, /health
-// still answering, and no ERROR in the cloud's logs. A failure names the seed:
+// The seeded fuzz of the cloud API (tools/fuzz/cloud/), a bounded run on every `npm test`: thousands
+// of mutated and malformed requests over raw sockets, on SQLite and (shorter) on PostgreSQL. No 5xx,
+// every error a JSON {"error","message"}, the canary backup and release unchanged, /health still
+// answering, and no ERROR in the cloud's logs. A failure names the seed:
 // CLOUD_FUZZ_SEED=<seed> npx vitest run test/fuzz/cloud-fuzz.test.ts replays it.
 import { afterEach, describe, expect, it } from 'vitest';
-import { formatFuzzReport, runCloudFuzz, startFuzzCloud, type FuzzCloud } from '../../tools/fuzz/cloud-fuzz.ts';
+import { formatFuzzReport, runCloudFuzz } from '../../tools/fuzz/cloud/runner.ts';
+import { startFuzzCloud, type FuzzCloud } from '../../tools/fuzz/cloud/server.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
 const SEED = Number(process.env.CLOUD_FUZZ_SEED ?? process.env.FUZZ_SEED ?? 20261121);
