@@ -145,10 +145,10 @@ export function jsonBody(ctx: GenContext, valid: () => unknown): { body: Buffer;
   }
 }
 
-type Request = Omit<Built, 'label' | 'fixedMethod'>;
+type Outgoing = Omit<Built, 'label' | 'fixedMethod'>;
 
 /** Applies 0 to 2 generic mutations to a request: method, path, query, headers, framing. */
-export function mutateRequest(ctx: GenContext, req: Request, fixedMethod = false): { req: Request; label: string } {
+export function mutateRequest(ctx: GenContext, req: Outgoing, fixedMethod = false): { req: Outgoing; label: string } {
   const { rng } = ctx;
   const labels: string[] = [];
   const n = rng.weighted([
