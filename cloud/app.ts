@@ -18,7 +18,7 @@ import { ApiError } from './errors.ts';
 import type { CloudFunction } from './functions.ts';
 import { healthRoutes } from './health.ts';
 import { errorMiddleware, renderError, sendJson } from './http.ts';
-import { JSON_BODY_LIMIT } from './json-body.ts';
+import { JSON_BODY_LIMIT_BYTES } from './json-body.ts';
 import { HTTP_LIMITS, type HttpLimits } from './limits.ts';
 import { jsonLineSink, LOG_MAX_RECORDS_PER_SECOND, LogLevels, LogRegistry, prettySink, type FunctionLogger, type LogSink } from './logging.ts';
 import { openApiDocument } from './openapi.ts';
@@ -100,7 +100,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   // A networked store's calls (PostgreSQL: its pool) go through a bounded gate (503 store_saturated
   // past it); the health check and the log-level refresh use the store directly, so they keep
   // answering under load. SQLite's calls are synchronous, and its writes that wait for another
-  // worker's lock wait in the store's own line, bounded in time (cloud/store/sqlite.ts): a gate in
+  // worker's lock wait in the store's own line, bounded in time (cloud/store/sqlite-busy.ts): a gate in
   // front of them only turned a short wait for the lock into 503s (docs/cloud-workers.md).
   const storeLimits = {
     maxActive: limits.storeMaxActive,
@@ -165,7 +165,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   // 64 KB per connection buffered and parsed. inflate: false: a compressed JSON body is a 415, not
   // something to decompress.
   // Every change a super user makes is recorded with who made it (docs/operator-console.md).
-  const jsonBody = express.json({ limit: JSON_BODY_LIMIT, type: 'application/json', inflate: false });
+  const jsonBody = express.json({ limit: JSON_BODY_LIMIT_BYTES, type: 'application/json', inflate: false });
   app.use(['/admin', '/appconfig'], superUser, auditTrail(store, log('svc-func-admin'), now), jsonBody);
   app.use('/console/session', auditTrail(store, log('svc-func-admin'), now), jsonBody);
   app.use(healthRoutes(deps.store, log('svc-func-health'), startedAtMs, PACKAGE_VERSION, { worker: deps.worker ?? 1, workers }));

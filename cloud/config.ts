@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static } from '@sinclair/typebox';
 import { anyCase, checker, describeProblem, EXPECTED } from './schema/validator.ts';
+import { isPrivateSqlite } from './store/database-url.ts';
 
 const whole = (min: number, max: number, dflt: number, description: string) =>
   Type.Integer({ minimum: min, maximum: max, default: dflt, description, [EXPECTED]: `a whole number from ${min} to ${max}` });
@@ -140,15 +141,12 @@ export function resolveJwtSecret(env: Env, opts: { create: boolean }): { secret:
   return { secret: new TextEncoder().encode(text), source: file };
 }
 
-/** An SQLite database that lives in one process's memory (or a temporary file of one connection). */
-const PRIVATE_SQLITE = /^(sqlite:(\/\/)?)?(:memory:)?(#.*)?$/;
-
 /**
  * WORKERS, or the cores this process may use. A database private to one process can have one
  * worker only: the default becomes 1, an explicit WORKERS above 1 is refused.
  */
 function workerCount(workers: number | undefined, databaseUrl: string): number {
-  if (!PRIVATE_SQLITE.test(databaseUrl)) return workers ?? Math.min(MAX_WORKERS, availableParallelism());
+  if (!isPrivateSqlite(databaseUrl)) return workers ?? Math.min(MAX_WORKERS, availableParallelism());
   if (workers !== undefined && workers > 1) {
     throw new ConfigError(`WORKERS: ${workers} workers cannot share DATABASE_URL ${JSON.stringify(databaseUrl)}, a database in one process's memory; set WORKERS=1 or give a database file`);
   }

@@ -3,7 +3,8 @@
 import type { Request } from 'express';
 import { ApiError } from './errors.ts';
 
-export const JSON_BODY_LIMIT = '64kb';
+/** The largest JSON request body, in bytes (413 above it). */
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 
 export function requireJsonBody(req: Request): unknown {
   const length = req.headers['content-length'];

@@ -11,6 +11,7 @@ import { ApiError } from './errors.ts';
 import { ANSWERED_BEFORE_BODY, BodyIdleTimeoutError, BodyTooLargeError, ClientAbortedError, renderError } from './http.ts';
 import type { HttpLimits } from './limits.ts';
 import { openApiDocument } from './openapi.ts';
+import { routePattern } from './schema/routes.ts';
 
 /** A complete HTTP/1.1 response carrying a catalog error, for writing on a raw socket; closes. */
 export function rawErrorResponse(err: ApiError, extraHeaders: Record<string, string> = {}): Buffer {
@@ -64,10 +65,9 @@ function parserReason(err: NodeJS.ErrnoException & { reason?: unknown }): string
 
 /** Allowed methods per documented route, case-insensitive and with an optional trailing slash, as Express matches. */
 const ROUTE_METHODS: { pattern: RegExp; methods: string[] }[] = Object.entries(openApiDocument.paths).map(([path, ops]) => {
-  const source = path.replace(/[.]/g, '\\.').replace(/\{[A-Za-z_]+\}/g, '[^/]+');
   const methods = Object.keys(ops).map((m) => m.toUpperCase());
   if (methods.includes('GET')) methods.push('HEAD');
-  return { pattern: new RegExp(`^${source}/?$`, 'i'), methods };
+  return { pattern: routePattern(path), methods };
 });
 
 /** The methods a documented route allows, or undefined for a path that is no route. */

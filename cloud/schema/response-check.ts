@@ -7,7 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ERROR_CATALOG, type ErrorCode } from '../errors.ts';
 import { ErrorBody } from './api.ts';
-import { ANY_ROUTE_RESPONSES, ROUTES, type ResponseSpec, type RouteSpec } from './routes.ts';
+import { ANY_ROUTE_RESPONSES, ROUTES, routePattern, type ResponseSpec, type RouteSpec } from './routes.ts';
 import { checker, describeProblem, type Checker } from './validator.ts';
 
 interface CompiledRoute {
@@ -23,12 +23,7 @@ const checkOf = (schema: TSchema) => {
   return c;
 };
 
-// Express matches case-insensitively and with an optional trailing slash.
-const COMPILED: CompiledRoute[] = ROUTES.map((route) => ({
-  route,
-  pattern: new RegExp(`^${route.path.replace(/[.]/g, '\\.').replace(/\{[A-Za-z_]+\}/g, '[^/]+')}/?$`, 'i'),
-  checks,
-}));
+const COMPILED: CompiledRoute[] = ROUTES.map((route) => ({ route, pattern: routePattern(route.path), checks }));
 
 /** What is wrong with one response, or undefined when it fits its declaration. */
 export function responseViolation(method: string, url: string, status: number, headers: Record<string, unknown>, body: Buffer): string | undefined {

@@ -95,6 +95,11 @@ export const ANY_ROUTE_RESPONSES: Record<string, ResponseSpec> = {
   '503': error('store_saturated, with Retry-After'),
 };
 
+/** A route path's matcher as Express matches it: case-insensitive, an optional trailing slash, `{x}` one segment. */
+export function routePattern(path: string): RegExp {
+  return new RegExp(`^${path.replace(/[.]/g, '\\.').replace(/\{[A-Za-z_]+\}/g, '[^/]+')}/?$`, 'i');
+}
+
 export const ROUTES: RouteSpec[] = [
   { method: 'get', path: '/health', operationId: 'health', summary: 'Health check; no authorizer, always 200', responses: { '200': json('Alive', Health) } },
   {

@@ -1,5 +1,6 @@
 // One async factory picks the store from DATABASE_URL and imports it lazily.
 import { workerShare } from '../cluster/share.ts';
+import { databaseKind, sqliteOptionsFromUrl } from './database-url.ts';
 import type { CloudStore } from './types.ts';
 
 export type { CloudStore } from './types.ts';
@@ -10,14 +11,15 @@ export class UnsupportedDatabaseError extends Error {
 
 /** `workers`: the processes of this serve that open the store each (docs/cloud-workers.md). */
 export async function openStore(databaseUrl: string, opts: { workers?: number } = {}): Promise<CloudStore> {
-  if (/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+  const kind = databaseKind(databaseUrl);
+  if (kind === 'postgres') {
     const { PostgresStore, POOL_SIZE } = await import('./postgres.ts');
     return PostgresStore.connect(databaseUrl, { poolSize: workerShare(POOL_SIZE, opts.workers ?? 1, 2) });
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl) && !databaseUrl.startsWith('sqlite:')) {
+  if (kind === 'unknown') {
     throw new UnsupportedDatabaseError(`DATABASE_URL has an unknown scheme: ${JSON.stringify(databaseUrl)}`);
   }
-  const { SqliteStore, sqliteOptionsFromUrl } = await import('./sqlite.ts');
+  const { SqliteStore } = await import('./sqlite.ts');
   const { path, options } = sqliteOptionsFromUrl(databaseUrl);
   return new SqliteStore(path, options);
 }

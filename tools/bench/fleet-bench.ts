@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { mintToken } from '../../cloud/auth/jwt.ts';
+import { sqliteOptionsFromUrl } from '../../cloud/store/database-url.ts';
 import { signDeviceRequest, type DeviceSignatureHeaders } from '../device-signer.ts';
 import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine.ts';
 import { formatProfile, profileClockUs, summarizeProfile, type ProfileWindow } from '../simulate/profile.ts';
@@ -117,7 +118,7 @@ if (!WRITERS.every((w) => w === 'worker' || w === 'inline')) {
   process.stderr.write(`--sqlite-writer: worker, inline, both or a list of them, not ${args['sqlite-writer']}\n`);
   process.exit(2);
 }
-/** A SQLite DATABASE_URL with the chosen writer (cloud/store/sqlite.ts, sqliteOptionsFromUrl). */
+/** A SQLite DATABASE_URL with the chosen writer (cloud/store/database-url.ts, sqliteOptionsFromUrl). */
 const sqliteUrl = (path: string, writer = WRITERS[0]!) => `sqlite:${path}#writer=${writer}`;
 const ROOT = new URL('../../', import.meta.url).pathname;
 const BASELINE = join(ROOT, 'tools/bench/baseline-server.ts');
@@ -522,7 +523,7 @@ async function ingest(dir: string): Promise<string[]> {
       running.push(bare);
       // The fair limit, on its own fresh file of the same store, the device enrolled in it directly.
       const fairDb = sqliteUrl(join(dir, `fair-${writer}.sqlite`), writer);
-      const { SqliteStore, sqliteOptionsFromUrl } = await import('../../cloud/store/sqlite.ts');
+      const { SqliteStore } = await import('../../cloud/store/sqlite.ts');
       const seeded = new SqliteStore(sqliteOptionsFromUrl(fairDb).path);
       await seeded.putDevice(uuid, pem, new Date().toISOString());
       await seeded.close();

@@ -7,7 +7,8 @@
 // a virtual controller (the SDK's host build of the production firmware) with its own flash. Each
 // prints its figures and the seed; the exit code is 1 when any rule broke, 2 on a usage error.
 import { parseArgs } from 'node:util';
-import { formatFuzzReport, runCloudFuzz, startFuzzCloud } from './cloud-fuzz.ts';
+import { formatFuzzReport, runCloudFuzz } from './cloud/runner.ts';
+import { startFuzzCloud } from './cloud/server.ts';
 import { runDeviceFuzz, startFuzzBoard } from './device-fuzz.ts';
 
 function usage(message: string): never {

@@ -1,0 +1,151 @@
+// The SQLite store's schema: numbered migrations, applied in order, `PRAGMA user_version` recording how
+// far (docs/storage.md). PostgreSQL's are in cloud/store/postgres.ts, kept in step with these.
+import type Database from 'better-sqlite3';
+
+/** Each entry runs once, in order, inside a transaction; `PRAGMA user_version` records how far. */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE firmware_releases (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     version TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('RELEASED', 'REVOKED')),
+     released_at TEXT NOT NULL,
+     revoked_at TEXT,
+     url TEXT,
+     size INTEGER,
+     sha256 TEXT,
+     PRIMARY KEY (class, product_hex, application, version)
+   ) WITHOUT ROWID;
+   CREATE TABLE devices (
+     uuid TEXT PRIMARY KEY,
+     public_key_pem TEXT NOT NULL,
+     enrolled_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL
+   );
+   CREATE TABLE device_nonces (
+     uuid TEXT NOT NULL,
+     nonce TEXT NOT NULL,
+     expires_at_ms INTEGER NOT NULL,
+     PRIMARY KEY (uuid, nonce)
+   ) WITHOUT ROWID;
+   CREATE INDEX device_nonces_expiry ON device_nonces (expires_at_ms);
+   CREATE TABLE backups (
+     uuid TEXT PRIMARY KEY,
+     blob BLOB NOT NULL,
+     etag TEXT,
+     size INTEGER NOT NULL,
+     last_backup_date TEXT NOT NULL
+   );
+   CREATE TABLE appconfig_versions (
+     function_name TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     configuration TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     PRIMARY KEY (function_name, version)
+   ) WITHOUT ROWID;
+   CREATE TABLE appconfig_deployments (
+     function_name TEXT PRIMARY KEY,
+     version INTEGER NOT NULL,
+     configuration TEXT NOT NULL,
+     started_at_ms INTEGER NOT NULL,
+     ends_at_ms INTEGER NOT NULL
+   );`,
+  // Fleet operations (issue 21): hosted images, staged rollouts and their outcomes, the device
+  // inventory and groups, the audit log (cloud/store/fleet-rows.ts).
+  `ALTER TABLE firmware_releases ADD COLUMN hosted INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE firmware_releases ADD COLUMN chip TEXT;
+   ALTER TABLE firmware_releases ADD COLUMN project TEXT;
+   ALTER TABLE devices ADD COLUMN label TEXT;
+   CREATE TABLE firmware_images (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     version TEXT NOT NULL,
+     sha256 TEXT NOT NULL,
+     size INTEGER NOT NULL,
+     bytes BLOB NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version),
+     FOREIGN KEY (class, product_hex, application, version) REFERENCES firmware_releases ON DELETE CASCADE
+   ) WITHOUT ROWID;
+   CREATE TABLE rollouts (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     version TEXT NOT NULL,
+     percent INTEGER NOT NULL,
+     groups TEXT NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('active', 'paused')),
+     step_percent INTEGER,
+     step_every_seconds INTEGER,
+     error_threshold_percent INTEGER NOT NULL,
+     min_reports INTEGER NOT NULL,
+     anchor_at_ms INTEGER NOT NULL,
+     paused_reason TEXT,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version),
+     FOREIGN KEY (class, product_hex, application, version) REFERENCES firmware_releases ON DELETE CASCADE
+   ) WITHOUT ROWID;
+   CREATE TABLE rollout_outcomes (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     version TEXT NOT NULL,
+     uuid TEXT NOT NULL,
+     outcome TEXT NOT NULL CHECK (outcome IN ('pending', 'succeeded', 'failed')),
+     from_version TEXT NOT NULL,
+     offered_at TEXT NOT NULL,
+     settled_at TEXT,
+     attempts INTEGER NOT NULL,
+     PRIMARY KEY (class, product_hex, application, version, uuid)
+   ) WITHOUT ROWID;
+   CREATE TABLE device_inventory (
+     uuid TEXT PRIMARY KEY REFERENCES devices (uuid) ON DELETE CASCADE,
+     last_check_at TEXT NOT NULL,
+     last_check_version TEXT NOT NULL,
+     last_check_class TEXT NOT NULL,
+     last_check_product_hex TEXT NOT NULL,
+     last_check_application TEXT NOT NULL,
+     offered_version TEXT,
+     offered_from TEXT,
+     offered_at TEXT
+   );
+   CREATE INDEX device_inventory_last_check ON device_inventory (last_check_at);
+   CREATE TABLE device_groups (
+     uuid TEXT NOT NULL REFERENCES devices (uuid) ON DELETE CASCADE,
+     group_name TEXT NOT NULL,
+     PRIMARY KEY (uuid, group_name)
+   ) WITHOUT ROWID;
+   CREATE INDEX device_groups_name ON device_groups (group_name, uuid);
+   CREATE TABLE audit_log (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     at TEXT NOT NULL,
+     actor TEXT NOT NULL,
+     via TEXT NOT NULL,
+     action TEXT NOT NULL,
+     method TEXT NOT NULL,
+     path TEXT NOT NULL,
+     status INTEGER NOT NULL,
+     details TEXT
+   );`,
+];
+
+/** Brings the database to the latest schema; refuses one newer than this program knows. */
+export function migrateSqlite(db: Database.Database): void {
+  const known = SQLITE_MIGRATIONS.length;
+  const check = (v: number) => {
+    if (v > known) throw new Error(`the database schema is version ${v}, newer than this program knows (${known})`);
+  };
+  check(db.pragma('user_version', { simple: true }) as number);
+  // One IMMEDIATE transaction that reads the version again under the write lock: several processes
+  // opening a new file at once (the workers of a serve) migrate it once.
+  db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number;
+    check(current);
+    for (let v = current; v < known; v++) {
+      db.exec(SQLITE_MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }
+  }).immediate();
+}
