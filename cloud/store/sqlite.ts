@@ -28,6 +28,7 @@ import type {
   Rollout,
   RolloutState,
   StoredBackup,
+  TrackSigning,
   TrackSummary,
 } from './types.ts';
 
@@ -158,6 +159,18 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      status INTEGER NOT NULL,
      details TEXT
    );`,
+  // Signed images (docs/secure-boot.md): which key signed a hosted image, and each track's signing setting.
+  `ALTER TABLE firmware_releases ADD COLUMN signed_block INTEGER;
+   ALTER TABLE firmware_releases ADD COLUMN signed_key_digest TEXT;
+   CREATE TABLE track_signing (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     required INTEGER NOT NULL CHECK (required IN (0, 1)),
+     keys TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     PRIMARY KEY (class, product_hex, application)
+   ) WITHOUT ROWID;`,
 ];
 
 /** How many nonce inserts between two purges of expired nonces. */
@@ -368,8 +381,8 @@ export class SqliteStore implements CloudStore {
         `SELECT * FROM firmware_releases WHERE class = ? AND product_hex = ? AND application = ? AND version = ?`,
       ),
       insertRelease: db.prepare(
-        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256, hosted, chip, project)
-         VALUES (@class, @product_hex, @application, @version, @status, @released_at, @revoked_at, @url, @size, @sha256, @hosted, @chip, @project)
+        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256, hosted, chip, project, signed_block, signed_key_digest)
+         VALUES (@class, @product_hex, @application, @version, @status, @released_at, @revoked_at, @url, @size, @sha256, @hosted, @chip, @project, @signed_block, @signed_key_digest)
          ON CONFLICT DO NOTHING`,
       ),
       revokeRelease: db.prepare(
@@ -674,6 +687,8 @@ export class SqliteStore implements CloudStore {
           hosted: extras.image ? 1 : 0,
           chip: r.chip ?? null,
           project: r.project ?? null,
+          signed_block: r.signedBy?.block ?? null,
+          signed_key_digest: r.signedBy?.keyDigest ?? null,
         });
         if (info.changes === 0) return null;
         if (extras.image) this.fleet.insertImage(r, r.version, extras.image, r.sha256!);
@@ -686,6 +701,14 @@ export class SqliteStore implements CloudStore {
 
   async getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null> {
     return this.retrying(() => this.fleet.getImage(track, version));
+  }
+
+  async getTrackSigning(track: ReleaseTrack): Promise<TrackSigning | null> {
+    return this.retrying(() => this.fleet.getTrackSigning(track));
+  }
+
+  async putTrackSigning(track: ReleaseTrack, signing: TrackSigning): Promise<TrackSigning> {
+    return this.writing(() => this.fleet.putTrackSigning(track, signing));
   }
 
   async listRollouts(track?: ReleaseTrack): Promise<Rollout[]> {
