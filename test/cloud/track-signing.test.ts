@@ -185,7 +185,7 @@ describe.each([
     });
 
     it('a damaged signature block (its CRC no longer matches)', async () => {
-      const damaged = editBlock(signImage(appImage(version), [keyB]), (b) => (b[100] ^= 0x01), { fixCrc: false });
+      const damaged = editBlock(signImage(appImage(version), [keyB]), (b) => (b[100] = b[100]! ^ 0x01), { fixCrc: false });
       const r = await upload(version, damaged);
       expect(r.status).toBe(400);
       expect(r.body).toMatchObject({ error: 'image_signature_damaged', details: { reason: expect.stringMatching(/signature block 0 is damaged: CRC32/) } });
@@ -210,7 +210,8 @@ describe.each([
     });
 
     it('a block by a trusted key whose RSA-PSS signature does not verify (CRC made right again)', async () => {
-      const forged = editBlock(signImage(appImage(version), [keyB]), (b) => (b[812 + 40] ^= 0x80), { fixCrc: true });
+      // Byte 852 is in the RSA-PSS signature (bytes 812 to 1195 of the block).
+      const forged = editBlock(signImage(appImage(version), [keyB]), (b) => (b[852] = b[852]! ^ 0x80), { fixCrc: true });
       const r = await upload(version, forged);
       expect(r.status).toBe(400);
       expect(r.body).toMatchObject({ error: 'image_signature_invalid', details: { keys_found: [digestB] } });
@@ -263,7 +264,7 @@ describe.each([
     expect(r.status).toBe(201);
     expect(r.body.signed_by).toBeNull();
     // A signed image whose block is damaged is not refused with signing off, and names no key.
-    const damaged = await upload('2026.03.02', editBlock(signImage(appImage('2026.03.02'), [keyB]), (b) => (b[100] ^= 1), { fixCrc: false }));
+    const damaged = await upload('2026.03.02', editBlock(signImage(appImage('2026.03.02'), [keyB]), (b) => (b[100] = b[100]! ^ 1), { fixCrc: false }));
     expect(damaged.status).toBe(201);
     expect(damaged.body.signed_by).toBeNull();
   });
