@@ -82,6 +82,15 @@ export const ERROR_CATALOG = {
   image_not_found: { status: 404, message: 'The cloud hosts no image for this version' },
   range_not_satisfiable: { status: 416, message: 'The range is outside the image' },
 
+  // Signed images (docs/secure-boot.md, The cloud): a track whose signing setting requires them
+  invalid_track_signing: { status: 400, message: 'The signing setting is not valid' },
+  image_not_signed: { status: 400, message: 'The track requires signed images; this image carries no signature sector' },
+  image_signature_damaged: { status: 400, message: "The image's signature block is damaged" },
+  image_tampered: { status: 400, message: 'The image changed after it was signed: its digest is not the one signed' },
+  image_signer_not_trusted: { status: 400, message: 'The image is not signed by a key the track trusts' },
+  image_signature_invalid: { status: 400, message: "The image's RSA-PSS signature does not verify with its key" },
+  signing_requires_image: { status: 409, message: 'The track requires signed images: release it with its image, which the cloud checks' },
+
   // Staged rollouts, device groups, inventory, audit (docs/staged-rollouts.md, docs/device-inventory.md)
   rollout_not_found: { status: 404, message: 'This release has no rollout' },
   invalid_rollout: { status: 400, message: 'The rollout settings are not valid' },

@@ -21,6 +21,7 @@ import { releaseFirmware, releaseOptions, type ReleaseOptions } from './commands
 import { monitorCommand } from './commands/monitor.ts';
 import { portsCommand } from './commands/ports.ts';
 import { serveCommand } from './commands/serve.ts';
+import { signingCommand } from './commands/signing.ts';
 import { simulateCommand } from './commands/simulate.ts';
 import { virtualCommand } from './commands/virtual.ts';
 import { fileErrorMessage, isFileSystemError, readFileArgument } from '../harness/file-errors.ts';
@@ -125,11 +126,13 @@ export function buildProgram(): Command {
     .argument('<application>')
     .action(async (cls: string, productHex: string, application: string) => {
       const { body } = await client().request('GET', path('admin', 'firmware', cls, productHex, application));
-      const versions = (body as { versions: { version: string; status: string; released_at: string; size?: number; hosted: boolean; rollout: { state: string; effective_percent: number } | null }[] }).versions;
+      type Listed = { version: string; status: string; released_at: string; size?: number; hosted: boolean; rollout: { state: string; effective_percent: number } | null; signed_by: { block: number; key_digest: string; key_label?: string } | null };
+      const versions = (body as { versions: Listed[] }).versions;
       if (versions.length === 0) process.stdout.write('no versions\n');
       for (const v of versions) {
         const rollout = v.rollout ? `  rollout ${v.rollout.state} ${v.rollout.effective_percent} %` : '';
-        process.stdout.write(`${v.version}  ${v.status.padEnd(8)}  ${v.released_at}${v.size ? `  ${v.size} bytes` : ''}${v.hosted ? '  hosted' : ''}${rollout}\n`);
+        const signed = v.signed_by ? `  signed by ${v.signed_by.key_digest.slice(0, 16)}…${v.signed_by.key_label ? ` (${v.signed_by.key_label})` : ''}` : '';
+        process.stdout.write(`${v.version}  ${v.status.padEnd(8)}  ${v.released_at}${v.size ? `  ${v.size} bytes` : ''}${v.hosted ? '  hosted' : ''}${signed}${rollout}\n`);
       }
     });
   firmware
@@ -140,6 +143,7 @@ export function buildProgram(): Command {
       if (tracks.length === 0) process.stdout.write('no tracks\n');
       for (const t of tracks) process.stdout.write(`${t.class} ${t.product_hex} ${t.application}  ${t.released} released, ${t.revoked} revoked, latest ${t.latest ?? '-'}\n`);
     });
+  signingCommand(firmware, client);
   rolloutCommands(program, client);
   auditCommand(program, client);
 

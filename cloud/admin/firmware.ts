@@ -11,7 +11,7 @@ import { requireJsonBody } from '../json-body.ts';
 import type { FunctionLogger } from '../logging.ts';
 import { toManifest } from '../ota/manifest.ts';
 import { MAX_IMAGE_BYTES } from '../ota/release-checks.ts';
-import type { ReleaseService, RolloutChange } from '../ota/releases.ts';
+import { signedByView, type ReleaseService, type RolloutChange } from '../ota/releases.ts';
 import { parseTrack, parseVersion } from '../ota/validate.ts';
 import { ImageMetadata as ImageMetadataShape, ImageReleaseQuery, RolloutBody } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
@@ -147,8 +147,9 @@ export function firmwareRoutes({ releases, store, config, log, bodyIdleTimeoutMs
           baseUrl: baseUrl(req, config.publicUrl),
           rollout,
         });
-        logRelease('firmware released with a hosted image', t, version, who(res), { size: created.size, sha256: created.sha256, ...(rollout ? { rollout: true } : {}) });
-        sendJson(res, 201, toManifest(created));
+        const signer = created.signedBy ? { signed_block: created.signedBy.block, signed_by_key: created.signedBy.keyDigest } : {};
+        logRelease('firmware released with a hosted image', t, version, who(res), { size: created.size, sha256: created.sha256, ...signer, ...(rollout ? { rollout: true } : {}) });
+        sendJson(res, 201, { ...toManifest(created), signed_by: signedByView(created, created.signedBy ? await store.getTrackSigning(t) : null) });
       } finally {
         release?.();
       }

@@ -1,6 +1,6 @@
 // The admin API (DESIGN.md section 4), for super users: the device inventory (enroll, remove, groups,
 // what the cloud knows of each device: docs/device-inventory.md), firmware releases and rollouts
-// (./firmware.ts), and the audit log (./audit.ts).
+// (./firmware.ts), each track's signing setting (./signing.ts), and the audit log (./audit.ts).
 import { Router, type Request, type RequestHandler } from 'express';
 import type { Admission } from '../admission.ts';
 import { checkDevicePublicKey, rememberEnrolledKey } from '../auth/device-signature.ts';
@@ -16,6 +16,7 @@ import { checked, checker } from '../schema/request.ts';
 import type { CloudStore, DeviceRecord, InventoryFilter, InventoryRecord } from '../store/types.ts';
 import { auditRoutes } from './audit.ts';
 import { firmwareRoutes } from './firmware.ts';
+import { signingRoutes } from './signing.ts';
 
 export interface AdminRoutesDeps {
   store: CloudStore;
@@ -150,6 +151,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   );
 
   router.use(firmwareRoutes({ releases: deps.releases, store, config: deps.config, log, bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs, uploads: deps.uploads }));
+  router.use(signingRoutes(store, log, now));
   router.use(auditRoutes(store));
   return router;
 }

@@ -3,13 +3,17 @@
 // release's chip, with an app descriptor naming the release's version and project, whose appended
 // SHA-256 is right, and no larger than the OTA slot of the product's partition table. A refusal names
 // both values. The `fleet` command runs the same checks on an image it does not upload (--url).
+// Last, its Secure Boot v2 signature (docs/secure-boot.md, The cloud): refused unless signed by a key the
+// track trusts when the track's signing setting requires it; otherwise the key that signed is only named.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { verifyAppImageBytes } from '../../firmware/image/app-image.ts';
 import type { AppDescriptor } from '../../firmware/image/app-desc.ts';
 import { chipById, type ChipSpec } from '../../firmware/image/chips.ts';
 import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
-import { ApiError } from '../errors.ts';
+import { readSignatureSector, SIG_SECTOR_BYTES, signatureSectorOffset, verifySignedImage, type VerifyFailure } from '../../firmware/image/secure-boot.ts';
+import { ApiError, type ErrorCode } from '../errors.ts';
+import type { ImageSigner } from '../store/types.ts';
 
 const PARTITIONS_CSV = fileURLToPath(new URL('../../firmware/partitions.csv', import.meta.url));
 
@@ -28,6 +32,14 @@ export interface ReleaseExpectation {
   chip: ChipSpec;
   /** The project the track's images are for; undefined: the first hosted image of a track sets it. */
   project?: string | undefined;
+  /** The track's signing setting; absent or null: signing off (a signed image's key is still named). */
+  signing?: SigningRule | null | undefined;
+}
+
+/** What the signature check needs of a track's signing setting. */
+export interface SigningRule {
+  required: boolean;
+  keys: readonly { digest: string }[];
 }
 
 export interface CheckedImage {
@@ -35,6 +47,8 @@ export interface CheckedImage {
   /** SHA-256 of the whole file: what the manifest carries. */
   sha256: string;
   descriptor: AppDescriptor;
+  /** The signature block that verified and its key; undefined when none did (unsigned, or signing off). */
+  signedBy?: ImageSigner | undefined;
 }
 
 const chipName = (id: number) => chipById(id)?.displayName ?? `unknown chip id ${id}`;
@@ -69,7 +83,55 @@ export function checkReleaseImage(bytes: Uint8Array, fileSha256: string, expect:
       `The image's app descriptor names project ${d.projectName}; the release is for ${expect.project}`,
     );
   }
-  return { size: bytes.length, sha256: fileSha256, descriptor: d };
+  const signedBy = checkImageSignature(bytes, check.length, expect.signing);
+  return { size: bytes.length, sha256: fileSha256, descriptor: d, ...(signedBy ? { signedBy } : {}) };
+}
+
+const SIGNATURE_REFUSALS: Record<VerifyFailure, { code: ErrorCode; lead: string }> = {
+  unsigned: { code: 'image_not_signed', lead: 'The track requires signed images; this image is not signed' },
+  damaged: { code: 'image_signature_damaged', lead: "The image's signature block is damaged" },
+  tampered: { code: 'image_tampered', lead: 'The image changed after it was signed' },
+  untrusted: { code: 'image_signer_not_trusted', lead: 'The image is not signed by a key this track trusts' },
+  // A track's setting revokes a key by leaving it out: "untrusted".
+  revoked: { code: 'image_signer_not_trusted', lead: 'The image is not signed by a key this track trusts' },
+  bad_signature: { code: 'image_signature_invalid', lead: "The image's RSA-PSS signature does not verify" },
+};
+
+/**
+ * The Secure Boot v2 signature of a release image whose app image is `imageLength` bytes: its signature
+ * sector is where the bootloader reads it, on the next 4 KB boundary (the image padded with 0xFF up to
+ * it, then 4 KB). With `signing.required`, refused with a catalog error naming the key digests found
+ * and trusted unless a block verifies with a trusted key; otherwise the first block that verifies with
+ * its own key is named, and nothing is refused.
+ */
+export function checkImageSignature(bytes: Uint8Array, imageLength: number, signing: SigningRule | null | undefined): ImageSigner | undefined {
+  const sectorAt = signatureSectorOffset(imageLength);
+  const read = (offset: number, length: number) => bytes.subarray(offset, offset + length);
+  const hasSector = bytes.length >= sectorAt + SIG_SECTOR_BYTES;
+  if (!signing?.required) {
+    const sector = hasSector ? readSignatureSector(bytes, sectorAt) : null;
+    if (!sector) return undefined;
+    const own = sector.blocks.filter((b) => b.problem === undefined).map((b) => ({ digest: b.keyDigest }));
+    const by = verifySignedImage(read, sectorAt, own).signedBy;
+    return by && { block: by.block, keyDigest: by.keyDigest };
+  }
+  const trusted = signing.keys.map((k) => ({ digest: k.digest.toLowerCase() }));
+  const verdict = hasSector ? verifySignedImage(read, sectorAt, trusted) : undefined;
+  if (verdict?.signedBy) return { block: verdict.signedBy.block, keyDigest: verdict.signedBy.keyDigest };
+  const failure = verdict?.failure ?? {
+    kind: 'unsigned' as const,
+    message:
+      bytes.length > imageLength
+        ? `${bytes.length - imageLength} bytes follow the ${imageLength}-byte image, not a 4 KB signature sector at offset 0x${sectorAt.toString(16)}`
+        : `no signature sector at offset 0x${sectorAt.toString(16)}: the image ends at ${imageLength} bytes`,
+  };
+  const found = verdict?.blocks.map((b) => b.keyDigest) ?? [];
+  const { code, lead } = SIGNATURE_REFUSALS[failure.kind];
+  throw new ApiError(
+    code,
+    { reason: failure.message, sector_offset: sectorAt, keys_found: found, keys_trusted: trusted.map((k) => k.digest) },
+    `${lead}: ${failure.message}. Keys found: ${found.join(', ') || 'none'}; trusted: ${trusted.map((k) => k.digest).join(', ')}`,
+  );
 }
 
 function invalid(problems: string[]): ApiError {

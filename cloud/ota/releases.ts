@@ -9,8 +9,8 @@ import type { Static } from '@sinclair/typebox';
 import type { ChipSpec } from '../../firmware/image/chips.ts';
 import { ApiError } from '../errors.ts';
 import type { FunctionLogger } from '../logging.ts';
-import type { Release as ReleaseShape, Rollout as RolloutShape } from '../schema/api.ts';
-import type { CloudStore, FirmwareRelease, ImageMetadata, OutcomeCounts, ReleaseTrack, Rollout, RolloutSettings } from '../store/types.ts';
+import type { Release as ReleaseShape, Rollout as RolloutShape, SignedBy } from '../schema/api.ts';
+import type { CloudStore, FirmwareRelease, ImageMetadata, OutcomeCounts, ReleaseTrack, Rollout, RolloutSettings, TrackSigning } from '../store/types.ts';
 import type { SettledRelease } from './inventory.ts';
 import { toManifest } from './manifest.ts';
 import { checkReleaseImage } from './release-checks.ts';
@@ -60,8 +60,14 @@ export class ReleaseService {
     return { ...t, version, ...ROLLOUT_DEFAULTS, ...definedOnly(change), state: 'active', anchorAtMs: this.now(), pausedReason: null, createdAt: at, updatedAt: at };
   }
 
-  /** A release whose image is elsewhere (its metadata only), as before; with a rollout when asked. */
+  /**
+   * A release whose image is elsewhere (its metadata only), as before; with a rollout when asked. Not on
+   * a track that requires signed images: the cloud cannot check an image it does not see.
+   */
   async createFromMetadata(t: ReleaseTrack, version: string, image: ImageMetadata, rollout: RolloutChange | undefined): Promise<FirmwareRelease> {
+    if ((await this.store.getTrackSigning(t))?.required) {
+      throw new ApiError('signing_requires_image', { version }, `This track requires signed images: release ${version} with its image (fleet firmware release --image, PUT …/image) so that the cloud checks its signature`);
+    }
     const at = this.iso();
     const created = await this.store.createRelease({ ...t, ...image, version, status: 'RELEASED', releasedAt: at }, rollout ? { rollout: this.newRollout(t, version, rollout, at) } : {});
     if (!created) throw new ApiError('release_exists', { version });
@@ -82,7 +88,8 @@ export class ReleaseService {
       throw new ApiError('version_older_than_released', { version, newest_released: newest.version }, `${version} is older than ${newest.version}, already RELEASED on this track`);
     }
     const project = r.project ?? releases.filter((x) => x.project !== undefined).at(-1)?.project;
-    const checked = checkReleaseImage(r.image, sha256, { version, chip: r.chip, project });
+    const signing = await this.store.getTrackSigning(t);
+    const checked = checkReleaseImage(r.image, sha256, { version, chip: r.chip, project, signing });
     const at = this.iso();
     const release: FirmwareRelease = {
       ...t,
@@ -94,6 +101,7 @@ export class ReleaseService {
       sha256,
       chip: r.chip.name,
       project: checked.descriptor.projectName,
+      ...(checked.signedBy ? { signedBy: checked.signedBy } : {}),
     };
     const created = await this.store.createRelease(release, { image: r.image, ...(r.rollout ? { rollout: this.newRollout(t, version, r.rollout, at) } : {}) });
     if (!created) throw new ApiError('release_exists', { version });
@@ -115,7 +123,7 @@ export class ReleaseService {
 
   /** Every release of a track with its rollout and outcomes (admin list, the console). */
   async list(t: ReleaseTrack): Promise<ReleaseView[]> {
-    const [releases, rollouts] = await Promise.all([this.store.listReleases(t), this.store.listRollouts(t)]);
+    const [releases, rollouts, signing] = await Promise.all([this.store.listReleases(t), this.store.listRollouts(t), this.store.getTrackSigning(t)]);
     const byVersion = new Map(rollouts.map((r) => [r.version, r]));
     const out: ReleaseView[] = [];
     for (const r of releases) {
@@ -126,6 +134,7 @@ export class ReleaseService {
         hosted: r.hosted === true,
         ...(r.chip ? { chip: r.chip } : {}),
         ...(r.project ? { project: r.project } : {}),
+        signed_by: signedByView(r, signing),
         rollout: rollout ? this.view(rollout, outcomes) : null,
         outcomes,
       });
@@ -228,6 +237,13 @@ export class ReleaseService {
       outcomes,
     };
   }
+}
+
+/** Which key signed a release's image, with the label the track's signing setting gives that key now. */
+export function signedByView(r: FirmwareRelease, signing: TrackSigning | null): Static<typeof SignedBy> | null {
+  if (!r.signedBy) return null;
+  const label = signing?.keys.find((k) => k.digest === r.signedBy!.keyDigest)?.label;
+  return { block: r.signedBy.block, key_digest: r.signedBy.keyDigest, ...(label === undefined ? {} : { key_label: label }) };
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

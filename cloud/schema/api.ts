@@ -123,6 +123,25 @@ export const RolloutBody = Type.Object(
   },
   { title: 'RolloutSettings', additionalProperties: false, ...code('invalid_rollout') },
 );
+/** Trusted keys a track's signing setting may list (the chip has three eFuse slots; rotations overlap). */
+export const MAX_TRUSTED_KEYS = 16;
+/** A Secure Boot v2 key digest: SHA-256 of the key material a signature block carries, as SECURE_BOOT_DIGESTn holds it. */
+export const KeyDigest = Type.String({
+  pattern: '^[0-9a-fA-F]{64}$',
+  description: 'SHA-256 of the Secure Boot v2 key material (espsecure digest-sbv2-public-key), 64 hex digits',
+  [EXPECTED]: '64 hexadecimal digits (a key digest)',
+  ...code('invalid_track_signing'),
+});
+export const TrackSigningBody = Type.Object(
+  {
+    required: Type.Boolean({ description: 'Refuse an image unless one of its signature blocks is signed by a key of `keys` (docs/secure-boot.md)', [EXPECTED]: 'true or false', ...code('invalid_track_signing') }),
+    keys: Type.Array(
+      Type.Object({ digest: KeyDigest, label: Type.Optional({ ...Label, ...code('invalid_track_signing') }) }, { additionalProperties: false, ...code('invalid_track_signing') }),
+      { maxItems: MAX_TRUSTED_KEYS, description: 'The keys the track trusts', ...code('invalid_track_signing') },
+    ),
+  },
+  { title: 'TrackSigningSettings', additionalProperties: false, ...code('invalid_track_signing'), [EXPECTED]: '{"required": true or false, "keys": [{"digest", "label"?}]}' },
+);
 export const DeviceGroupsBody = Type.Object(
   { groups: Type.Array(GroupName, { maxItems: 32, uniqueItems: true }) },
   { title: 'DeviceGroups', additionalProperties: false, ...code('invalid_device_groups') },
@@ -281,12 +300,33 @@ export const Rollout = Type.Object(
   },
   { title: 'Rollout', additionalProperties: false },
 );
+/** Which signature block of a hosted image verified, and the key that signed it (docs/secure-boot.md). */
+export const SignedBy = Type.Object(
+  {
+    block: Type.Integer({ minimum: 0, maximum: 2, description: 'The signature block (0 to 2) that verified' }),
+    key_digest: Type.String({ description: "The signing key's digest (64 hex digits)" }),
+    key_label: Type.Optional(Type.String({ description: "The label the track's signing setting gives that key now" })),
+  },
+  { title: 'SignedBy', additionalProperties: false },
+);
+/** The answer to an image upload: the manifest, and which key signed the image (null: not signed). */
+export const HostedRelease = Type.Object({ ...Manifest.properties, signed_by: Nullable(SignedBy) }, { title: 'HostedRelease', additionalProperties: false });
+export const TrackSigning = Type.Object(
+  {
+    ...TrackFields,
+    required: Type.Boolean(),
+    keys: Type.Array(Type.Object({ digest: Type.String(), label: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    updated_at: Nullable({ ...DateTime, description: 'null: never set (signing off, no keys)' }),
+  },
+  { title: 'TrackSigning', additionalProperties: false },
+);
 export const Release = Type.Object(
   {
     ...Manifest.properties,
     hosted: Type.Boolean({ description: 'The cloud hosts the image (GET /images/…)' }),
     chip: Type.Optional(Type.String()),
     project: Type.Optional(Type.String()),
+    signed_by: Nullable(SignedBy),
     rollout: Nullable(Rollout),
     outcomes: Outcomes,
   },
@@ -354,6 +394,10 @@ export const COMPONENTS = {
   Rollout,
   Release,
   ReleaseList,
+  SignedBy,
+  HostedRelease,
+  TrackSigning,
+  TrackSigningSettings: TrackSigningBody,
   TrackList,
   AuditList,
   ConsoleLogin,

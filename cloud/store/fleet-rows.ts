@@ -2,7 +2,7 @@
 // the device inventory, the audit log): row shapes, their records, and the one inventory query, written
 // once with the placeholder style of each database. PostgreSQL returns BIGINT and count(*) as strings,
 // SQLite as numbers; both go through here.
-import type { AuditEntry, InventoryFilter, InventoryRecord, OtaCheckState, OutcomeCounts, Rollout, TrackSummary } from './types.ts';
+import type { AuditEntry, InventoryFilter, InventoryRecord, OtaCheckState, OutcomeCounts, Rollout, TrackSigning, TrackSummary } from './types.ts';
 
 export interface RolloutRow {
   class: string;
@@ -245,4 +245,20 @@ export function groupsByDevice(rows: { uuid: string; group_name: string }[]): Ma
   }
   for (const list of out.values()) list.sort();
   return out;
+}
+
+/** A track's signing setting as both stores keep it (table track_signing): the keys as JSON. */
+export interface TrackSigningRow {
+  required: number | boolean;
+  keys: string;
+  updated_at: string;
+}
+
+export function signingFromRow(r: TrackSigningRow): TrackSigning {
+  return { required: r.required === true || r.required === 1, keys: JSON.parse(r.keys) as TrackSigning['keys'], updatedAt: r.updated_at };
+}
+
+/** The keys column: digest and label only, in order. */
+export function signingKeysJson(s: TrackSigning): string {
+  return JSON.stringify(s.keys.map((k) => (k.label === undefined ? { digest: k.digest } : { digest: k.digest, label: k.label })));
 }

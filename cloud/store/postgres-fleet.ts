@@ -13,11 +13,14 @@ import {
   ROLLOUT_COLUMNS,
   rolloutFromRow,
   rolloutValues,
+  signingFromRow,
+  signingKeysJson,
   trackFromRow,
   type AuditRow,
   type InventoryRow,
   type RolloutRow,
   type TrackRow,
+  type TrackSigningRow,
 } from './fleet-rows.ts';
 import type {
   AuditEntry,
@@ -30,6 +33,7 @@ import type {
   ReleaseTrack,
   Rollout,
   RolloutState,
+  TrackSigning,
   TrackSummary,
 } from './types.ts';
 
@@ -74,6 +78,21 @@ export class PostgresFleetTables {
   /** Inside createRelease's transaction. */
   async insertRollout(c: pg.ClientBase, r: Rollout): Promise<void> {
     await c.query(UPSERT_ROLLOUT, rolloutValues(r));
+  }
+
+  async getTrackSigning(t: ReleaseTrack): Promise<TrackSigning | null> {
+    const { rows } = await this.pool.query<TrackSigningRow>(`SELECT required, keys, updated_at FROM track_signing WHERE ${TRACK}`, trackArgs(t));
+    return rows[0] ? signingFromRow(rows[0]) : null;
+  }
+
+  async putTrackSigning(t: ReleaseTrack, s: TrackSigning): Promise<TrackSigning> {
+    const { rows } = await this.pool.query<TrackSigningRow>(
+      `INSERT INTO track_signing (class, product_hex, application, required, keys, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (class, product_hex, application) DO UPDATE SET required = EXCLUDED.required, keys = EXCLUDED.keys, updated_at = EXCLUDED.updated_at
+       RETURNING required, keys, updated_at`,
+      [...trackArgs(t), s.required, signingKeysJson(s), s.updatedAt],
+    );
+    return signingFromRow(rows[0]!);
   }
 
   async getImage(t: ReleaseTrack, version: string): Promise<HostedImage | null> {

@@ -25,6 +25,7 @@ import type {
   Rollout,
   RolloutState,
   StoredBackup,
+  TrackSigning,
   TrackSummary,
 } from './types.ts';
 
@@ -72,6 +73,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    CREATE INDEX device_groups_name ON device_groups (group_name, uuid);
    CREATE TABLE audit_log (id BIGSERIAL PRIMARY KEY, at TEXT NOT NULL, actor TEXT NOT NULL, via TEXT NOT NULL, action TEXT NOT NULL,
      method TEXT NOT NULL, path TEXT NOT NULL, status INTEGER NOT NULL, details TEXT);`,
+  // Signed images (docs/secure-boot.md), as SQLite's migration 3: which key signed a hosted image, and
+  // each track's signing setting.
+  `ALTER TABLE firmware_releases ADD COLUMN signed_block INTEGER, ADD COLUMN signed_key_digest TEXT;
+   CREATE TABLE track_signing (class TEXT NOT NULL, product_hex TEXT NOT NULL, application TEXT NOT NULL,
+     required BOOLEAN NOT NULL, keys TEXT NOT NULL, updated_at TEXT NOT NULL,
+     PRIMARY KEY (class, product_hex, application));`,
 ];
 
 const NONCE_PURGE_EVERY = 256;
@@ -156,9 +163,9 @@ export class PostgresStore implements CloudStore {
   async createRelease(r: FirmwareRelease, extras: { image?: Buffer; rollout?: Rollout } = {}): Promise<FirmwareRelease | null> {
     return this.tx(async (c) => {
       const { rows } = await c.query<ReleaseRow>(
-        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256, hosted, chip, project)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING RETURNING *`,
-        [r.class, r.productHex, r.application, r.version, r.status, r.releasedAt, r.revokedAt ?? null, r.url ?? null, r.size ?? null, r.sha256 ?? null, extras.image !== undefined, r.chip ?? null, r.project ?? null],
+        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256, hosted, chip, project, signed_block, signed_key_digest)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT DO NOTHING RETURNING *`,
+        [r.class, r.productHex, r.application, r.version, r.status, r.releasedAt, r.revokedAt ?? null, r.url ?? null, r.size ?? null, r.sha256 ?? null, extras.image !== undefined, r.chip ?? null, r.project ?? null, r.signedBy?.block ?? null, r.signedBy?.keyDigest ?? null],
       );
       if (!rows[0]) return null;
       if (extras.image) await this.fleet.insertImage(c, r, r.version, extras.image, r.sha256!);
@@ -169,6 +176,14 @@ export class PostgresStore implements CloudStore {
 
   getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null> {
     return this.fleet.getImage(track, version);
+  }
+
+  getTrackSigning(track: ReleaseTrack): Promise<TrackSigning | null> {
+    return this.fleet.getTrackSigning(track);
+  }
+
+  putTrackSigning(track: ReleaseTrack, signing: TrackSigning): Promise<TrackSigning> {
+    return this.fleet.putTrackSigning(track, signing);
   }
 
   listRollouts(track?: ReleaseTrack): Promise<Rollout[]> {

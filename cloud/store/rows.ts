@@ -16,6 +16,8 @@ export interface ReleaseRow {
   hosted?: number | boolean | null;
   chip?: string | null;
   project?: string | null;
+  signed_block?: number | string | null;
+  signed_key_digest?: string | null;
 }
 
 export interface DeploymentRow {
@@ -43,6 +45,7 @@ export function releaseFromRow(r: ReleaseRow): FirmwareRelease {
   if (r.hosted) out.hosted = true;
   if (r.chip) out.chip = r.chip;
   if (r.project) out.project = r.project;
+  if (r.signed_key_digest) out.signedBy = { block: Number(r.signed_block), keyDigest: r.signed_key_digest };
   return out;
 }
 

@@ -13,11 +13,14 @@ import {
   ROLLOUT_COLUMNS,
   rolloutFromRow,
   rolloutValues,
+  signingFromRow,
+  signingKeysJson,
   trackFromRow,
   type AuditRow,
   type InventoryRow,
   type RolloutRow,
   type TrackRow,
+  type TrackSigningRow,
 } from './fleet-rows.ts';
 import type {
   AuditEntry,
@@ -30,6 +33,7 @@ import type {
   ReleaseTrack,
   Rollout,
   RolloutState,
+  TrackSigning,
   TrackSummary,
 } from './types.ts';
 
@@ -98,6 +102,11 @@ export class SqliteFleetTables {
            outcome = CASE WHEN outcome = 'succeeded' THEN 'pending' ELSE outcome END,
            from_version = excluded.from_version, offered_at = excluded.offered_at, attempts = attempts + 1`,
       ),
+      getSigning: db.prepare<unknown[], TrackSigningRow>(`SELECT required, keys, updated_at FROM track_signing WHERE ${TRACK}`),
+      putSigning: db.prepare(
+        `INSERT INTO track_signing (class, product_hex, application, required, keys, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (class, product_hex, application) DO UPDATE SET required = excluded.required, keys = excluded.keys, updated_at = excluded.updated_at`,
+      ),
       appendAudit: db.prepare(`INSERT INTO audit_log (at, actor, via, action, method, path, status, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
       listAudit: db.prepare<[number, number], AuditRow>(`SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?`),
     };
@@ -120,6 +129,16 @@ export class SqliteFleetTables {
   getImage(t: ReleaseTrack, version: string): HostedImage | null {
     const r = this.stmts.getImage.get(...trackArgs(t), version);
     return r ? { bytes: r.bytes, sha256: r.sha256, size: r.size, status: r.status, releasedAt: r.released_at } : null;
+  }
+
+  getTrackSigning(t: ReleaseTrack): TrackSigning | null {
+    const r = this.stmts.getSigning.get(...trackArgs(t));
+    return r ? signingFromRow(r) : null;
+  }
+
+  putTrackSigning(t: ReleaseTrack, s: TrackSigning): TrackSigning {
+    this.stmts.putSigning.run(...trackArgs(t), s.required ? 1 : 0, signingKeysJson(s), s.updatedAt);
+    return signingFromRow(this.stmts.getSigning.get(...trackArgs(t))!);
   }
 
   listRollouts(t?: ReleaseTrack): Rollout[] {

@@ -129,6 +129,18 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      status INTEGER NOT NULL,
      details TEXT
    );`,
+  // Signed images (docs/secure-boot.md): which key signed a hosted image, and each track's signing setting.
+  `ALTER TABLE firmware_releases ADD COLUMN signed_block INTEGER;
+   ALTER TABLE firmware_releases ADD COLUMN signed_key_digest TEXT;
+   CREATE TABLE track_signing (
+     class TEXT NOT NULL,
+     product_hex TEXT NOT NULL,
+     application TEXT NOT NULL,
+     required INTEGER NOT NULL CHECK (required IN (0, 1)),
+     keys TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     PRIMARY KEY (class, product_hex, application)
+   ) WITHOUT ROWID;`,
 ];
 
 /** Brings the database to the latest schema; refuses one newer than this program knows. */

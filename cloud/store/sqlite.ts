@@ -30,6 +30,7 @@ import type {
   Rollout,
   RolloutState,
   StoredBackup,
+  TrackSigning,
   TrackSummary,
 } from './types.ts';
 
@@ -136,8 +137,8 @@ export class SqliteStore implements CloudStore {
         `SELECT * FROM firmware_releases WHERE class = ? AND product_hex = ? AND application = ? AND version = ?`,
       ),
       insertRelease: db.prepare(
-        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256, hosted, chip, project)
-         VALUES (@class, @product_hex, @application, @version, @status, @released_at, @revoked_at, @url, @size, @sha256, @hosted, @chip, @project)
+        `INSERT INTO firmware_releases (class, product_hex, application, version, status, released_at, revoked_at, url, size, sha256, hosted, chip, project, signed_block, signed_key_digest)
+         VALUES (@class, @product_hex, @application, @version, @status, @released_at, @revoked_at, @url, @size, @sha256, @hosted, @chip, @project, @signed_block, @signed_key_digest)
          ON CONFLICT DO NOTHING`,
       ),
       revokeRelease: db.prepare(
@@ -294,6 +295,8 @@ export class SqliteStore implements CloudStore {
           hosted: extras.image ? 1 : 0,
           chip: r.chip ?? null,
           project: r.project ?? null,
+          signed_block: r.signedBy?.block ?? null,
+          signed_key_digest: r.signedBy?.keyDigest ?? null,
         });
         if (info.changes === 0) return null;
         if (extras.image) this.fleet.insertImage(r, r.version, extras.image, r.sha256!);
@@ -306,6 +309,14 @@ export class SqliteStore implements CloudStore {
 
   async getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null> {
     return this.busy.retrying(() => this.fleet.getImage(track, version));
+  }
+
+  async getTrackSigning(track: ReleaseTrack): Promise<TrackSigning | null> {
+    return this.busy.retrying(() => this.fleet.getTrackSigning(track));
+  }
+
+  async putTrackSigning(track: ReleaseTrack, signing: TrackSigning): Promise<TrackSigning> {
+    return this.busy.writing(() => this.fleet.putTrackSigning(track, signing));
   }
 
   async listRollouts(track?: ReleaseTrack): Promise<Rollout[]> {

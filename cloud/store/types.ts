@@ -27,6 +27,27 @@ export interface FirmwareRelease extends ReleaseTrack, ImageMetadata {
   hosted?: boolean | undefined;
   chip?: string | undefined;
   project?: string | undefined;
+  /** The signature block of a hosted image that verified, and its key's digest (docs/secure-boot.md). */
+  signedBy?: ImageSigner | undefined;
+}
+
+/** Which Secure Boot v2 signature block of an image verified (0 to 2), and the digest of the key that signed it. */
+export interface ImageSigner {
+  block: number;
+  keyDigest: string;
+}
+
+/** A key a track trusts to sign its images: its digest (64 lower-case hex digits) and an operator's label. */
+export interface TrustedSigningKey {
+  digest: string;
+  label?: string | undefined;
+}
+
+/** A track's signing setting (docs/secure-boot.md, The cloud): whether images must be signed, and by which keys. */
+export interface TrackSigning {
+  required: boolean;
+  keys: TrustedSigningKey[];
+  updatedAt: string;
 }
 
 export interface DeviceRecord {
@@ -201,6 +222,11 @@ export interface CloudStore {
   revokeRelease(track: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null>;
   /** A hosted image with its release's status; null when the cloud hosts none for that version. */
   getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null>;
+
+  /** A track's signing setting; null when it was never set (signing off). */
+  getTrackSigning(track: ReleaseTrack): Promise<TrackSigning | null>;
+  /** Sets (replaces) a track's signing setting; the track need not have a release yet. */
+  putTrackSigning(track: ReleaseTrack, signing: TrackSigning): Promise<TrackSigning>;
 
   // Staged rollouts (docs/staged-rollouts.md)
   /** The rollouts of a track, or of every track. */

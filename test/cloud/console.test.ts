@@ -3,6 +3,7 @@
 // SameSite=Strict cookie (never in storage or a URL), the releases, devices, appconfig and audit pages
 // acting through the admin API, everything a device or an operator typed rendered as text, and a
 // cross-origin form refused by the CSRF defence. Screenshots of each page go to reports/console/.
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../cloud/auth/jwt.ts';
 import { buildConsole } from '../../cloud/console/build.ts';
 import { PAGE_CSP } from '../../cloud/web/security-headers.ts';
+import { publicKeyDigest, signImage } from '../../firmware/image/secure-boot.ts';
 import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
 import { appImage } from '../helpers/images.ts';
 
@@ -28,6 +30,8 @@ let context: BrowserContext;
 let page: Page;
 let evil: Server;
 let evilUrl: string;
+/** The key digest that signed the hosted release 2026.02.01. */
+let signerDigest: string;
 
 const token = (subject: string, groups = ['superuser']) => mintToken(new TextEncoder().encode(TEST_JWT_SECRET), { subject, groups });
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -46,12 +50,14 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   await buildConsole(join(dir, 'dist'));
   cloud = await startTestCloud({ env: { CONSOLE_DIR: join(dir, 'dist'), APPCONFIG_DEPLOY_SECONDS: '0' } });
-  // The fleet the pages show: a hosted release with a staged rollout, devices (one whose label holds HTML).
+  // The fleet the pages show: a hosted release (signed) with a staged rollout, devices (one whose label holds HTML).
   await cloud.admin('PUT', `${TRACK}/2026.01.01`, { url: 'https://cdn.example/2026.01.01.bin', size: 1000, sha256: 'ab'.repeat(32) });
+  const signingKey = generateKeyPairSync('rsa', { modulusLength: 3072 }).privateKey;
+  signerDigest = publicKeyDigest(signingKey).toString('hex');
   const up = await fetch(`${cloud.url}${TRACK}/2026.02.01/image?rollout_percent=10&rollout_groups=beta`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${await cloud.token()}`, 'content-type': 'application/octet-stream' },
-    body: appImage('2026.02.01', { bytes: 40_000 }),
+    body: signImage(appImage('2026.02.01', { bytes: 40_000 }), [signingKey]),
   });
   expect(up.status).toBe(201);
   const key = await cloud.enroll('ctl-lobby-01');
@@ -144,6 +150,7 @@ describe('the operator console', () => {
     const row = page.locator('tr[data-version="2026.02.01"]');
     await row.waitFor();
     expect(await row.textContent()).toMatch(/RELEASED.*hosted.*active at 10 %.*groups beta/);
+    expect(await row.textContent()).toContain(`signed ${signerDigest.slice(0, 12)}…`);
     expect(await row.locator('.outcomes').textContent()).toBe('✓ 0 ✗ 0 … 1');
     await row.getByLabel('rollout percentage of 2026.02.01').fill('40');
     await row.getByRole('button', { name: 'Set' }).click();

@@ -176,4 +176,21 @@ describe.each([
     const older = await store.listAudit({ limit: 1, beforeId: all[0]!.id });
     expect(older.map((e) => e.actor)).toEqual(['alice1']);
   });
+
+  it("a track's signing setting: none until set, then replaced whole, per track; a release keeps the block and key that signed", async () => {
+    const signingTrack = { class: 'sig', productHex: '0x0000000a', application: 'sig' };
+    expect(await store.getTrackSigning(signingTrack)).toBeNull();
+    const first = { required: true, keys: [{ digest: 'aa'.repeat(32), label: 'key A' }, { digest: 'bb'.repeat(32) }], updatedAt: '2026-04-01T00:00:00.000Z' };
+    expect(await store.putTrackSigning(signingTrack, first)).toEqual(first);
+    expect(await store.getTrackSigning(signingTrack)).toEqual(first);
+    expect(await store.getTrackSigning({ ...signingTrack, application: 'other' })).toBeNull();
+    const second = { required: false, keys: [{ digest: 'cc'.repeat(32) }], updatedAt: '2026-04-02T00:00:00.000Z' };
+    expect(await store.putTrackSigning(signingTrack, second)).toEqual(second);
+    expect(await store.getTrackSigning(signingTrack)).toEqual(second);
+    const signed = await store.createRelease({ ...rel('2026.04.01', signingTrack), size: 12, sha256: 'dd'.repeat(32), signedBy: { block: 2, keyDigest: 'cc'.repeat(32) } }, { image: Buffer.from('signed image') });
+    expect(signed?.signedBy).toEqual({ block: 2, keyDigest: 'cc'.repeat(32) });
+    await store.createRelease(rel('2026.04.02', signingTrack));
+    const listed = await store.listReleases(signingTrack);
+    expect(listed.map((r) => r.signedBy)).toEqual([{ block: 2, keyDigest: 'cc'.repeat(32) }, undefined]);
+  });
 });

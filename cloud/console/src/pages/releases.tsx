@@ -67,6 +67,11 @@ function Versions({ track }: { track: Track }) {
               <td>
                 {v.hosted ? 'hosted' : v.url ? 'elsewhere' : 'none'}
                 {v.size !== undefined ? <span class="muted"> {v.size.toLocaleString('en-US')} B</span> : null}
+                {v.signed_by ? (
+                  <div class="muted mono" title={`signature block ${v.signed_by.block}, key ${v.signed_by.key_digest}`}>
+                    signed {v.signed_by.key_digest.slice(0, 12)}…{v.signed_by.key_label ? ` ${v.signed_by.key_label}` : ''}
+                  </div>
+                ) : null}
               </td>
               <td>
                 <RolloutCell track={track} release={v} reload={reload} />
