@@ -233,11 +233,7 @@ export class OtaSlots {
         // The boot slot stays as it is: otadata is not written.
         const refused = this.refusalOf(target, written);
         if (refused) throw new OtaOpError(refused.idfError, refused.message);
-        const two = this.store.read();
-        const active = activeOtadata(two);
-        const next: 0 | 1 = active === -1 ? 0 : active === 0 ? 1 : 0;
-        const seq = nextSeqFor(this.slots.indexOf(target), this.slots.length, active === -1 ? null : two[active].seq);
-        this.store.write(next, { seq, state: OTA_IMG_STATE.new, label: two[next].label });
+        this.store.selectNew(this.slots.indexOf(target), this.slots.length);
       },
       abort: () => {
         open = false;

@@ -73,12 +73,12 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A board on its own flash and eFuses, a cloud it is enrolled with, and the steps the cases take. */
-async function rig(name: string, o: { antiRollback?: boolean } = {}) {
+async function rig(name: string, o: { antiRollback?: boolean; factoryKey?: KeyObject } = {}) {
   const id = identity();
   const efuses = efusesFor(id);
   const flashDir = join(dir, name);
   const cloud = await startTestCloud();
-  const start = () => SdkBoard.start({ identity: id, efuses, flashDir, adminPassword: 'bench-admin-password', ...(o.antiRollback ? { antiRollback: true } : {}) });
+  const start = () => SdkBoard.start({ identity: id, efuses, flashDir, adminPassword: 'bench-admin-password', ...(o.antiRollback ? { antiRollback: true } : {}), ...(o.factoryKey ? { factorySigningKey: o.factoryKey } : {}) });
   const release = async (version: string, image: Uint8Array) => {
     const up = await fetch(`${cloud.url}${TRACK}/${version}/image`, { method: 'PUT', headers: { authorization: `Bearer ${await cloud.token()}`, 'content-type': 'application/octet-stream' }, body: image });
     expect(up.status).toBe(201);
@@ -89,7 +89,10 @@ async function rig(name: string, o: { antiRollback?: boolean } = {}) {
     const list = (await cloud.adminJson('GET', TRACK)).body as { versions: { version: string; outcomes: { failed: number; succeeded: number } }[] };
     return list.versions.find((v) => v.version === version)?.outcomes;
   };
-  /** The virtual chip's esp_ota_ops on the board's flash while it is off, as if the firmware ran them (no signature check: the running image is unsigned). */
+  /**
+   * The virtual chip's esp_ota_ops on the board's flash while it is off, as if the firmware ran them:
+   * secure boot is not on yet, so the running image's own signature decides (none: no check).
+   */
   const installWhileOff = (image: Uint8Array) => {
     const flash = FlashImage.open(`${flashDir}.bin`, DEFAULT_FLASH_BYTES);
     try {
@@ -132,7 +135,8 @@ async function refused(board: SdkBoard, code: string, version: string): Promise<
 
 describe('secure boot on: the eFuse key digests decide', () => {
   it('installs an image signed by a trusted key; refuses unsigned, another key, a revoked key and a tampered image without rebooting, each counted as a failed install', { timeout: 300_000 }, async () => {
-    const r = await rig('secure-boot-on');
+    // The factory's bootloader and app signed with K1: the ROM checks the bootloader once secure boot is on.
+    const r = await rig('secure-boot-on', { factoryKey: k1 });
     try {
       const first = await r.start();
       await r.enroll(first);

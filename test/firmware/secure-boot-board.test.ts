@@ -19,9 +19,9 @@ import { BootFailure, SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import { Efuses, manifestHmacKeyBlock } from '../../firmware/virtual-esp32/efuse.ts';
 import { DEFAULT_FLASH_BYTES, firmwareImage, productPartitions, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
-import { OtaSlots } from '../../firmware/virtual-esp32/ota-slots.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { runFleet } from '../helpers/fleet-cli.ts';
+import { installBySerial } from '../helpers/serial-install.ts';
 import { startVirtual, TWO_BOARD_RIG } from '../helpers/fleet-virtual.ts';
 
 const S3 = CHIPS.esp32s3;
@@ -65,14 +65,15 @@ function secureBoard(o: { secureVersion?: number; antiRollback?: boolean; factor
       onConsoleLine: (l) => lines.push(l),
     });
   };
-  /** esp_ota_ops on the board's flash while it is off: `image` into the slot after `running`, state NEW. */
+  /**
+   * `image` put on the board's flash while it is off, into the slot after `running`, as a serial
+   * flashing tool and otatool's switch_ota_partition would (no check of the image: the OTA client's
+   * own refusal is sdk-board-ota-signed.test.ts's), selected for the next boot in state NEW.
+   */
   const installWhileOff = (image: Uint8Array, running: 'ota_0' | 'ota_1' = 'ota_0') => {
     const flash = FlashImage.open(`${flashDir}.bin`, DEFAULT_FLASH_BYTES);
     try {
-      const table = productPartitions();
-      const update = new OtaSlots(flash, table, S3, table.find((p) => p.name === running)!).begin(image.length);
-      update.write(image);
-      update.finish();
+      installBySerial(flash, productPartitions(), image, running);
     } finally {
       flash.close();
     }

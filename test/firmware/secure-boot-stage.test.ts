@@ -19,6 +19,7 @@ import { flashFactoryImages } from '../../firmware/virtual-esp32/factory-flash.t
 import { DEFAULT_FLASH_BYTES, productPartitions, UNLOADABLE_FIRMWARE } from '../../firmware/virtual-esp32/firmware-image.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import { OtaSlots } from '../../firmware/virtual-esp32/ota-slots.ts';
+import { installBySerial } from '../helpers/serial-install.ts';
 
 const S3 = CHIPS.esp32s3;
 const OTA_1 = 0x310000;
@@ -53,12 +54,8 @@ function chip(o: { signWith?: KeyObject | null; factoryApp?: Uint8Array; keys?: 
       return { error: err as Error, lines, text: lines.join('\n') };
     }
   };
-  /** esp_ota_ops from the running slot into the other one (state NEW), as the firmware's OTA would. */
-  const install = (image: Uint8Array, running: 'ota_0' | 'ota_1' = 'ota_0') => {
-    const update = new OtaSlots(flash, table, S3, table.find((p) => p.name === running)!).begin(image.length);
-    update.write(image);
-    update.finish();
-  };
+  /** From the running slot into the other one (state NEW), by serial: nothing but the boot stage checks it. */
+  const install = (image: Uint8Array, running: 'ota_0' | 'ota_1' = 'ota_0') => installBySerial(flash, table, image, running);
   const markValid = (running: 'ota_0' | 'ota_1') => new OtaSlots(flash, table, S3, table.find((p) => p.name === running)!).markValid();
   /** Writes bytes over a slot's start, erasing one sector more (a signature sector there goes too). */
   const overwrite = (offset: number, bytes: Uint8Array) => {
