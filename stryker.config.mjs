@@ -11,7 +11,8 @@ export const MUTATION_SET = {
   firmware: [
     'firmware/src/core/provisioning/mode.ts',
     'firmware/src/core/provisioning/tokens.ts',
-    'firmware/src/core/auth.ts',
+    'firmware/src/core/auth/visual-token.ts',
+    'firmware/src/core/auth/failure-throttle.ts',
     'firmware/src/core/backup/local-store.ts',
     'firmware/src/core/backup/auto.ts',
     'firmware/src/core/records.ts',

@@ -1,7 +1,8 @@
 // The device-local HTTP API (spec 4.2, 5, 7; DESIGN.md section 5), framework-free: request in,
 // response out, bodies as chunk streams.
 import type { HttpRequest, HttpResponse } from '../hal/network.ts';
-import type { FailureThrottle, VisualTokens } from './auth.ts';
+import type { FailureThrottle } from './auth/failure-throttle.ts';
+import type { VisualTokens } from './auth/visual-token.ts';
 import type { LocalBackupStore } from './backup/local-store.ts';
 import type { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';

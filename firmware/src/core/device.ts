@@ -4,7 +4,7 @@
 import type { Hal } from '../hal/index.ts';
 import type { HttpRequest, HttpResponse } from '../hal/network.ts';
 import { DeviceApi } from './api.ts';
-import { VisualTokens } from './auth.ts';
+import { VisualTokens } from './auth/visual-token.ts';
 import { AutoBackup } from './backup/auto.ts';
 import { LocalBackupStore } from './backup/local-store.ts';
 import { base64Encode, concatBytes, hexDecode } from './bytes.ts';
