@@ -21,6 +21,7 @@ export const MUTATION_SET = {
     'firmware/src/core/procedures/client.ts',
     'firmware/src/core/crypto/ffce.ts',
     'firmware/src/core/crypto/device-keys.ts',
+    'firmware/src/core/provisioning/softap-password.ts',
   ],
   cloud: [
     'cloud/auth/jwt.ts',

@@ -7,7 +7,7 @@ import type { ClientRequest, ClientResponse } from '../src/hal/network.ts';
 import type { MqttOptions } from '../src/hal/system.ts';
 import type { ScanResult } from '../src/hal/radio.ts';
 import { utf8Decode, utf8Encode } from '../src/core/bytes.ts';
-import { softApPassword } from '../src/core/crypto/device-keys.ts';
+import { softApPassword } from '../src/core/provisioning/softap-password.ts';
 import { bytesReader } from '../src/core/http/respond.ts';
 import { clientProvisioningAttempt, startClientNormalMode, storedClientConfiguration, type ClientContext } from '../src/core/procedures/client.ts';
 import { deepEqual, equal, ok, type TestCase } from './assert.ts';

@@ -3,9 +3,9 @@
 // clientConfigurationProblem below, docs/firmware-records.md.
 import type { Hal } from '../../hal/index.ts';
 import { base64Decode, utf8Decode, utf8Encode } from '../bytes.ts';
-import { softApPassword } from '../crypto/device-keys.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import { PROVISIONING_SSID } from '../provisioning/mode.ts';
+import { softApPassword } from '../provisioning/softap-password.ts';
 import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
 import { parseJson } from '../json-validator.ts';
