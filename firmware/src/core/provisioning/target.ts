@@ -9,10 +9,10 @@ import { writeFileAtomically } from '../flash.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import { isUuid } from '../ids.ts';
 import { JsonValidator, parseJson } from '../json-validator.ts';
-import { PROVISIONING_SSID } from '../provisioning/mode.ts';
-import { softApPassword } from '../provisioning/softap-password.ts';
 import type { RecordKind, RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
+import { PROVISIONING_SSID } from './mode.ts';
+import { softApPassword } from './softap-password.ts';
 
 export type TargetOutcome =
   | { kind: 'configured' }
