@@ -14,7 +14,7 @@ export const MUTATION_SET = {
     'firmware/src/core/auth/visual-token.ts',
     'firmware/src/core/auth/failure-throttle.ts',
     'firmware/src/core/backup/local-store.ts',
-    'firmware/src/core/backup/auto.ts',
+    'firmware/src/core/cloud/auto-backup.ts',
     'firmware/src/core/records.ts',
     'firmware/src/core/cloud/backup-client.ts',
     'firmware/src/core/provisioning/target.ts',
