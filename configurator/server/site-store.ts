@@ -5,7 +5,7 @@
 // never a token (docs/configurator-site.md).
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { clientConfigurationProblem } from '../../firmware/src/core/procedures/client.ts';
+import { clientConfigurationProblem } from '../../firmware/src/core/client-configuration.ts';
 import { isUuid, normalizeMac, UUID_RULE } from '../../firmware/src/core/ids.ts';
 import { checkConfiguration, emptyConfiguration, etagOf, exportText, MAX_EXPORT_BYTES, type Configuration } from './configuration.ts';
 import { ConfiguratorError } from './errors.ts';

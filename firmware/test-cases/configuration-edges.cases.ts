@@ -2,7 +2,7 @@
 // the CA certificate's size limit and DER shapes (short and long length forms), a passphrase that is
 // not a string, and what each kind of broken CA is called (the reason the 400 and the client's log
 // give).
-import { clientConfigurationProblem, pemCertificateProblem } from '../src/core/procedures/client.ts';
+import { clientConfigurationProblem, pemCertificateProblem } from '../src/core/client-configuration.ts';
 import { equal, type TestCase } from './assert.ts';
 import { clientConfig, TEST_CA_PEM } from './fixtures.ts';
 

@@ -1,7 +1,7 @@
 // What a valid configuration is (docs/firmware-records.md): a client's (spec 2.6, 3.5 step 1),
 // checked when a source stores it and at the client's boot; a controller's own configuration
 // (spec 3.6 step 1), which keeps a controller set up through the UI from ever being a target.
-import { clientConfigurationProblem, pemCertificateProblem } from '../src/core/procedures/client.ts';
+import { clientConfigurationProblem, pemCertificateProblem } from '../src/core/client-configuration.ts';
 import { equal, deepEqual, ok, type TestCase } from './assert.ts';
 import { bench, board, call, clientConfig, login, seedSource, TEST_CA_PEM } from './fixtures.ts';
 

@@ -3,9 +3,10 @@ import { p256 } from '@noble/curves/nist.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import vectors from '../../../shared/vectors/device-crypto.json' with { type: 'json' };
 import { base64Decode, concatBytes, hexDecode, hexEncode, utf8Encode } from '../src/core/bytes.ts';
-import { deriveBackupKey, deriveIdentityKey, hkdfExpandWithHmac, softApPassword } from '../src/core/crypto/device-keys.ts';
+import { deriveBackupKey, deriveIdentityKey, hkdfExpandWithHmac } from '../src/core/crypto/device-keys.ts';
 import { decryptFfce, encryptFfce } from '../src/core/crypto/ffce.ts';
 import { createPureJsCrypto } from '../src/core/crypto/pure.ts';
+import { softApPassword } from '../src/core/provisioning/softap-password.ts';
 import { seededRandom } from '../src/platform/memory/board.ts';
 import { equal, ok, type TestCase } from './assert.ts';
 

@@ -5,7 +5,7 @@
 import { utf8Encode } from '../src/core/bytes.ts';
 import { readCloudConfig } from '../src/core/cloud/config.ts';
 import { FACTORY_RESET_PENDING_PATH, tempPath } from '../src/core/flash.ts';
-import { PROVISIONING_INCOMPLETE_PATH } from '../src/core/procedures/target.ts';
+import { PROVISIONING_INCOMPLETE_PATH } from '../src/core/provisioning/target.ts';
 import { PowerSwitch } from '../src/platform/memory/power-cut.ts';
 import { MemoryStorage } from '../src/platform/memory/storage.ts';
 import { equal, ok, type TestCase } from './assert.ts';

@@ -1,9 +1,10 @@
 // The crypto glue (DESIGN.md section 3): the FFCE blob decrypted in any chunking, each way a blob is
 // refused (with its code), the key labels, and the BSSID forms the SoftAP password accepts.
 import { concatBytes, hexDecode, utf8Decode, utf8Encode } from '../src/core/bytes.ts';
-import { deriveStorageKey, hkdfExpandWithHmac, softApPassword } from '../src/core/crypto/device-keys.ts';
+import { deriveStorageKey, hkdfExpandWithHmac } from '../src/core/crypto/device-keys.ts';
 import { createFfceDecryptor, createFfceEncryptor, decryptFfce, encryptFfce, FFCE_MIN_BYTES, FfceError } from '../src/core/crypto/ffce.ts';
 import { createPureJsCrypto } from '../src/core/crypto/pure.ts';
+import { softApPassword } from '../src/core/provisioning/softap-password.ts';
 import { seededRandom } from '../src/platform/memory/board.ts';
 import { deepEqual, equal, ok, rejects, type TestCase } from './assert.ts';
 

@@ -6,9 +6,9 @@
 import type { ClientRequest, ClientResponse } from '../src/hal/network.ts';
 import type { ScanResult } from '../src/hal/radio.ts';
 import { utf8Decode, utf8Encode } from '../src/core/bytes.ts';
-import { softApPassword } from '../src/core/crypto/device-keys.ts';
+import { softApPassword } from '../src/core/provisioning/softap-password.ts';
 import { bytesReader } from '../src/core/http/respond.ts';
-import { PROVISIONING_INCOMPLETE_PATH, runTargetProcedure, wrapWords, type TargetContext, type TargetOutcome } from '../src/core/procedures/target.ts';
+import { PROVISIONING_INCOMPLETE_PATH, runTargetProcedure, wrapWords, type TargetContext, type TargetOutcome } from '../src/core/provisioning/target.ts';
 import { deepEqual, equal, ok, rejects, type TestCase } from './assert.ts';
 import { bench, board, readAll } from './fixtures.ts';
 

@@ -4,7 +4,7 @@ import { utf8Decode, utf8Encode } from '../src/core/bytes.ts';
 import { deriveStorageKey } from '../src/core/crypto/device-keys.ts';
 import { decryptFfce } from '../src/core/crypto/ffce.ts';
 import { jsonResponse } from '../src/core/http/respond.ts';
-import { controllerConfiguration, eventLogPage, PROVISIONING_INCOMPLETE_PATH, wrapWords } from '../src/core/procedures/target.ts';
+import { controllerConfiguration, eventLogPage, PROVISIONING_INCOMPLETE_PATH, wrapWords } from '../src/core/provisioning/target.ts';
 import { Device } from '../src/core/device.ts';
 import { createMemoryBoard } from '../src/platform/memory/board.ts';
 import { equal, deepEqual, ok, type TestCase } from './assert.ts';

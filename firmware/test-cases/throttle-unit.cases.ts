@@ -1,7 +1,7 @@
 // FailureThrottle on its own (docs/firmware-login-throttle.md): the table of waits, waits measured
 // from the failure that earned them, a clock that jumps backwards, refused attempts counted for the
 // log only, and the log lines of the doc's "What is logged" table, at their failure counts only.
-import { DEFAULT_THROTTLE, FailureThrottle } from '../src/core/auth.ts';
+import { DEFAULT_THROTTLE, FailureThrottle } from '../src/core/auth/failure-throttle.ts';
 import { deepEqual, equal, type TestCase } from './assert.ts';
 
 function throttle(start = 1_000_000_000) {

@@ -6,7 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Nvs } from './nvs.ts';
 
-/** core/auth.ts PASSWORD_PATH: 32 bytes once a password is set. */
+/** core/auth/visual-token.ts PASSWORD_PATH: 32 bytes once a password is set. */
 const PASSWORD_FILE = 'config/admin-password';
 
 /** Writes fleet/uuid into the board's NVS (hal/system.ts UUID_KEY) unless it holds that already. */

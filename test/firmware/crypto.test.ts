@@ -9,12 +9,13 @@ import {
   base64Decode, base64Encode, concatBytes, constantTimeEqual, equalBytes, hexDecode, hexEncode, utf8Decode, utf8Encode,
 } from '../../firmware/src/core/bytes.ts';
 import {
-  deriveBackupKey, deriveIdentityKey, deriveStorageKey, hkdfExpandWithHmac, softApPassword, type KeyedHmac,
+  deriveBackupKey, deriveIdentityKey, deriveStorageKey, hkdfExpandWithHmac, type KeyedHmac,
 } from '../../firmware/src/core/crypto/device-keys.ts';
 import {
   createFfceDecryptor, createFfceEncryptor, decryptFfce, encryptFfce, FFCE_MIN_BYTES, FfceError, type FfceErrorCode,
 } from '../../firmware/src/core/crypto/ffce.ts';
 import { createPureJsCrypto } from '../../firmware/src/core/crypto/pure.ts';
+import { softApPassword } from '../../firmware/src/core/provisioning/softap-password.ts';
 import { vectors } from '../helpers/vectors.ts';
 
 const hal = createPureJsCrypto((length) => new Uint8Array(randomBytes(length)));
@@ -269,6 +270,7 @@ describe('portability of firmware/src/core (DESIGN.md section 2)', () => {
     const files = [
       new URL('bytes.ts', core),
       ...readdirSync(new URL('crypto/', core)).map((name) => new URL(`crypto/${name}`, core)),
+      new URL('provisioning/softap-password.ts', core),
     ];
     const forbidden = /Buffer|process\.|node:|TextEncoder|TextDecoder|atob|btoa|globalThis\.crypto/;
     for (const file of files) expect(readFileSync(file, 'utf8'), fileURLToPath(file)).not.toMatch(forbidden);

@@ -16,7 +16,7 @@ import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { MemoryStorage } from '../../firmware/src/platform/memory/storage.ts';
 import { call, clientConfig, type TestBoard } from '../../firmware/test-cases/fixtures.ts';
 import { writeFileAtomically } from '../../firmware/src/core/flash.ts';
-import { PROVISIONING_INCOMPLETE_PATH } from '../../firmware/src/core/procedures/target.ts';
+import { PROVISIONING_INCOMPLETE_PATH } from '../../firmware/src/core/provisioning/target.ts';
 import { checkRecovered, controllerIdentity, describeFiles, durableState, login, wholeStateProblems, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, type BoardAccess, type FlashState } from './common.ts';
 
 export interface Tally {

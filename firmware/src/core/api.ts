@@ -1,18 +1,19 @@
 // The device-local HTTP API (spec 4.2, 5, 7; DESIGN.md section 5), framework-free: request in,
 // response out, bodies as chunk streams.
 import type { HttpRequest, HttpResponse } from '../hal/network.ts';
-import type { FailureThrottle, VisualTokens } from './auth.ts';
+import type { FailureThrottle } from './auth/failure-throttle.ts';
+import type { VisualTokens } from './auth/visual-token.ts';
 import type { LocalBackupStore } from './backup/local-store.ts';
 import type { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { utf8Encode } from './bytes.ts';
+import { clientConfigurationProblem } from './client-configuration.ts';
 import { DeviceError, errors } from './errors.ts';
 import { BodyBudget, drain, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
 import { matchRoute, type Route } from './http/router.ts';
 import { isUuid, normalizeMac, UUID_RULE } from './ids.ts';
 import type { ProvisioningMode } from './provisioning/mode.ts';
 import type { ProvisioningToken, ProvisioningTokens } from './provisioning/tokens.ts';
-import { clientConfigurationProblem } from './procedures/client.ts';
 import { MAC_FIELD, type RecordKind, type RecordStore } from './records.ts';
 import type { FirmwareSettings } from './settings.ts';
 

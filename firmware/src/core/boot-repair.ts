@@ -22,7 +22,7 @@ export interface RecoveryReport {
  *  3. A factory-reset marker found: the reset is finished (`factoryReset`, the same idempotent steps
  *     the console runs), then the marker removed, before anything else reads the flash.
  * (A provisioning copy cut short is not undone here: its marker makes the controller unconfigured,
- * so the target procedure runs again and wipes it first; procedures/target.ts.)
+ * so the target procedure runs again and wipes it first; provisioning/target.ts.)
  */
 export function recoverStorage(storage: Storage, o: { local: LocalBackupStore; factoryReset?: () => number }): RecoveryReport {
   o.local.recover();

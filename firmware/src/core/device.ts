@@ -4,10 +4,11 @@
 import type { Hal } from '../hal/index.ts';
 import type { HttpRequest, HttpResponse } from '../hal/network.ts';
 import { DeviceApi } from './api.ts';
-import { VisualTokens } from './auth.ts';
-import { AutoBackup } from './backup/auto.ts';
+import { VisualTokens } from './auth/visual-token.ts';
 import { LocalBackupStore } from './backup/local-store.ts';
 import { base64Encode, concatBytes, hexDecode } from './bytes.ts';
+import { storedClientConfiguration } from './client-configuration.ts';
+import { AutoBackup } from './cloud/auto-backup.ts';
 import { CloudBackupClient } from './cloud/backup-client.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { COMMANDS, ConsoleProtocol } from './console/console.ts';
@@ -15,9 +16,9 @@ import { deriveBackupKey, deriveIdentityKey, deriveStorageKey } from './crypto/d
 import { recoverStorage } from './boot-repair.ts';
 import { runFactoryReset } from './flash.ts';
 import { checkAndInstall } from './ota/client.ts';
-import { clientProvisioningAttempt, startClientNormalMode, storedClientConfiguration, type ClientAttempt } from './procedures/client.ts';
-import { controllerConfiguration, PROVISIONING_INCOMPLETE_PATH, runTargetProcedure, type TargetOutcome } from './procedures/target.ts';
+import { clientProvisioningAttempt, startClientNormalMode, type ClientAttempt } from './provisioning/client.ts';
 import { ProvisioningMode } from './provisioning/mode.ts';
+import { controllerConfiguration, PROVISIONING_INCOMPLETE_PATH, runTargetProcedure, type TargetOutcome } from './provisioning/target.ts';
 import { ProvisioningTokens } from './provisioning/tokens.ts';
 import { RecordStore } from './records.ts';
 import { defaultSettings, type FirmwareSettings } from './settings.ts';

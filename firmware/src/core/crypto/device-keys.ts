@@ -1,4 +1,5 @@
-// Keys a device derives from its eFuse key, and its SoftAP password (DESIGN.md section 3).
+// Keys a device derives from its eFuse key (spec 2.2, DESIGN.md section 3). The SoftAP password,
+// derived from the BSSID rather than the fuse key, is provisioning/softap-password.ts (spec 5.6).
 // The core never sees the fuse key (DESIGN.md section 2): it gets an HMAC-SHA256 function keyed
 // with it, like the ESP32-S3/C3 HMAC peripheral. HKDF's extract step is skipped because the fuse
 // key is already uniformly random (RFC 5869 section 3.3), and because the peripheral can only use
@@ -16,7 +17,6 @@ const IDENTITY_KEY_INFO = 'device-identity-v1';
 const IDENTITY_OKM_BYTES = 48;
 /** The P-256 group order n (FIPS 186-5 / SEC 2 secp256r1). */
 const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
-const BSSID_BYTES = 6;
 
 /**
  * HKDF-Expand (RFC 5869 section 2.3) with the PRK hidden inside `hmac`:
@@ -51,27 +51,4 @@ export function deriveIdentityKey(fuseHmac: KeyedHmac): Uint8Array {
   const okm = hkdfExpandWithHmac(fuseHmac, utf8Encode(IDENTITY_KEY_INFO), IDENTITY_OKM_BYTES);
   const d = (BigInt('0x' + hexEncode(okm)) % (P256_ORDER - 1n)) + 1n;
   return hexDecode(d.toString(16).padStart(64, '0'));
-}
-
-function bssidBytes(bssid: Uint8Array | string): Uint8Array {
-  if (typeof bssid === 'string') {
-    // Not a module-level RegExp: XS 8.2.3 corrupts memory running a preloaded one (docs/moddable-regexp.md).
-    if (!/^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/i.test(bssid)) throw new Error(`BSSID must look like AA:BB:CC:DD:EE:FF, got "${bssid}"`);
-    return hexDecode(bssid.replace(/[:-]/g, ''));
-  }
-  if (bssid.length !== BSSID_BYTES) throw new Error(`BSSID must be ${BSSID_BYTES} bytes, got ${bssid.length}`);
-  return bssid;
-}
-
-/**
- * Spec 5.6: for i = 0..5, the upper nibble of BSSID[i] then the lower nibble of BSSID[5-i], as
- * 12 uppercase hex characters. Client and controller firmware must agree on it exactly.
- */
-export function softApPassword(bssid: Uint8Array | string): string {
-  const bytes = bssidBytes(bssid);
-  let password = '';
-  for (let i = 0; i < BSSID_BYTES; i++) {
-    password += (bytes[i]! >> 4).toString(16) + (bytes[BSSID_BYTES - 1 - i]! & 0x0f).toString(16);
-  }
-  return password.toUpperCase();
 }

@@ -2,10 +2,10 @@
 // at a time, password derived from the BSSID, an allowlist of registered MACs; it ends on time-out,
 // on a station outside the allowlist (SoftAP shut down, OLED warning, logged), or on request.
 import type { Hal } from '../../hal/index.ts';
-import { FailureThrottle } from '../auth.ts';
-import { softApPassword } from '../crypto/device-keys.ts';
+import { FailureThrottle } from '../auth/failure-throttle.ts';
 import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
+import { softApPassword } from './softap-password.ts';
 import type { ProvisioningTokens } from './tokens.ts';
 
 export const PROVISIONING_SSID = 'Device-Provisioning';

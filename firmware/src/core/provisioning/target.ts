@@ -5,14 +5,14 @@ import type { ClientResponse } from '../../hal/network.ts';
 import type { EventLevel } from '../../hal/output.ts';
 import type { LocalBackupStore } from '../backup/local-store.ts';
 import { utf8Decode, utf8Encode } from '../bytes.ts';
-import { softApPassword } from '../crypto/device-keys.ts';
 import { writeFileAtomically } from '../flash.ts';
 import { drain, readSmallBody } from '../http/respond.ts';
 import { isUuid } from '../ids.ts';
 import { JsonValidator, parseJson } from '../json-validator.ts';
-import { PROVISIONING_SSID } from '../provisioning/mode.ts';
 import type { RecordKind, RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
+import { PROVISIONING_SSID } from './mode.ts';
+import { softApPassword } from './softap-password.ts';
 
 export type TargetOutcome =
   | { kind: 'configured' }
