@@ -137,6 +137,6 @@ export default {
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
   // Left out of the sandbox copy: outputs only (anything a test imports must stay in).
-  ignorePatterns: ['bench-report', 'reports', 'data', 'coverage', '.ci/results', 'dist'],
+  ignorePatterns: ['bench-report', 'reports', 'data', 'coverage', '.ci/results', 'dist', '.cache'],
   ignoreStatic: false,
 };

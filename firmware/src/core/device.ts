@@ -4,7 +4,7 @@
 import type { Hal } from '../hal/index.ts';
 import type { HttpRequest, HttpResponse } from '../hal/network.ts';
 import { DeviceApi } from './api.ts';
-import { VisualTokens } from './auth/visual-token.ts';
+import { PASSWORD_PATH, VisualTokens } from './auth/visual-token.ts';
 import { LocalBackupStore } from './backup/local-store.ts';
 import { base64Encode, concatBytes, hexDecode } from './bytes.ts';
 import { storedClientConfiguration } from './client-configuration.ts';
@@ -250,7 +250,7 @@ export class Device {
     const records = this.records.clear();
     this.local.remove();
     writeCloudConfig(this.hal.storage, null);
-    this.hal.storage.remove('/config/admin-password');
+    this.hal.storage.remove(PASSWORD_PATH);
     this.hal.storage.remove(PROVISIONING_INCOMPLETE_PATH);
     return records;
   }

@@ -9,7 +9,7 @@ import { concatBytes, constantTimeEqual, hexEncode, utf8Encode } from '../bytes.
 import { errors } from '../errors.ts';
 import { FailureThrottle } from './failure-throttle.ts';
 
-const PASSWORD_PATH = '/config/admin-password';
+export const PASSWORD_PATH = '/config/admin-password';
 const PASSWORD_LABEL = utf8Encode('admin-password-v1\u0000');
 const MAX_TOKENS = 8;
 
