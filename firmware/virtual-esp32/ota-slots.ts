@@ -12,9 +12,9 @@
 //           to the running app's secure_version)
 // The signature and anti-rollback checks are docs/secure-boot.md, "The OTA client".
 import { appDescriptorOfImage, APP_DESC_BYTES, APP_DESC_IMAGE_OFFSET } from '../image/app-desc.ts';
-import { IMAGE_MAGIC, verifyAppImage } from '../image/app-image.ts';
+import { IMAGE_MAGIC, verifyAppImage, type ImageCheck } from '../image/app-image.ts';
 import type { ChipSpec } from '../image/chips.ts';
-import { activeOtadata, nextSeqFor, OTA_IMG_STATE, seqValid, stateName, type OtaSelectEntry } from '../image/otadata.ts';
+import { activeOtadata, OTA_IMG_STATE, seqValid, stateName, type OtaSelectEntry } from '../image/otadata.ts';
 import { findPartition, otaSlots, PARTITION_TYPES, type PartitionEntry } from '../image/partition-table.ts';
 import { readSignatureSector, signatureSectorOffset, SIG_SECTOR_BYTES, verifySignedImage, type TrustedKey, type VerifyFailure } from '../image/secure-boot.ts';
 import type { Efuses } from './efuse.ts';
@@ -163,11 +163,11 @@ export class OtaSlots {
     return first ? { keys: [{ digest: first.keyDigest }], source: `the running image's signature (key ${first.keyDigest})`, firstBlockOnly: true } : null;
   }
 
-  /** What esp_ota_end (the signature) and esp_ota_set_boot_partition (anti-rollback) refuse an app image in `target` for. */
-  private refusalOf(target: PartitionEntry, written: number): OtaRefusal | null {
-    const read = (offset: number, length: number) => this.flash.read(target.offset + offset, Math.max(0, Math.min(length, written - offset)));
-    const check = verifyAppImage(read, { expectedChipId: this.chip.imageChipId, address: target.offset, partitionSize: target.size });
-    if (!check.ok) return null; // esp_image_verify's own refusal, with its own reasons
+  /**
+   * What esp_ota_end (the signature) and esp_ota_set_boot_partition (anti-rollback) refuse an app
+   * image for, once esp_image_verify has passed it (`check`, read through `read`).
+   */
+  private refusalOf(read: (offset: number, length: number) => Uint8Array, check: ImageCheck): OtaRefusal | null {
     const trusted = this.trustedKeys();
     if (trusted) {
       const verdict = verifySignedImage(read, signatureSectorOffset(check.length), trusted.keys);
@@ -209,6 +209,18 @@ export class OtaSlots {
     this.flash.erase(target.offset, Math.ceil(size / FLASH_SECTOR_BYTES) * FLASH_SECTOR_BYTES);
     let written = 0;
     let open = true;
+    // The image as written so far, verified once (esp_image_verify, then the signature and
+    // anti-rollback): refusal() asks before finish(), and finish() takes the same answer.
+    let judged: { written: number; check: ImageCheck; refusal: OtaRefusal | null } | undefined;
+    const judge = () => {
+      if (judged?.written !== written) {
+        const read = (offset: number, length: number) => this.flash.read(target.offset + offset, Math.max(0, Math.min(length, written - offset)));
+        const check = verifyAppImage(read, { expectedChipId: this.chip.imageChipId, address: target.offset, partitionSize: target.size });
+        // A refused image is esp_image_verify's, with its own reasons.
+        judged = { written, check, refusal: check.ok ? this.refusalOf(read, check) : null };
+      }
+      return judged;
+    };
     const ensureOpen = () => {
       if (!open) throw new OtaOpError('ESP_ERR_INVALID_STATE', 'the OTA handle is closed');
     };
@@ -222,17 +234,15 @@ export class OtaSlots {
       },
       refusal: () => {
         ensureOpen();
-        return this.refusalOf(target, written);
+        return judge().refusal;
       },
       finish: () => {
         ensureOpen();
         open = false;
-        const read = (offset: number, length: number) => this.flash.read(target.offset + offset, Math.max(0, Math.min(length, written - offset)));
-        const check = verifyAppImage(read, { expectedChipId: this.chip.imageChipId, address: target.offset, partitionSize: target.size });
+        const { check, refusal } = judge();
         if (!check.ok) throw new OtaOpError('ESP_ERR_OTA_VALIDATE_FAILED', check.problems.map((p) => p.message).join('; '));
         // The boot slot stays as it is: otadata is not written.
-        const refused = this.refusalOf(target, written);
-        if (refused) throw new OtaOpError(refused.idfError, refused.message);
+        if (refusal) throw new OtaOpError(refusal.idfError, refusal.message);
         this.store.selectNew(this.slots.indexOf(target), this.slots.length);
       },
       abort: () => {
