@@ -2,18 +2,29 @@
 // (admin API, appconfig, console log-in and log-out) is recorded with who made it, how (a bearer token
 // or the console's session) and how it ended; GET /admin/audit reads it back, newest first. Requests
 // that fail authentication are not recorded: nobody could then fill the log without a token.
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import type { SuperUser } from '../auth/jwt.ts';
 import { route, sendJson } from '../http.ts';
 import type { FunctionLogger } from '../logging.ts';
 import { AuditQuery } from '../schema/api.ts';
+import { parseTrack } from '../ota/validate.ts';
 import { checked, checker } from '../schema/request.ts';
-import { ROUTES } from '../schema/routes.ts';
-import type { CloudStore } from '../store/types.ts';
+import { routePattern, ROUTES } from '../schema/routes.ts';
+import type { CloudStore, ReleaseTrack } from '../store/types.ts';
+
+/** Who made an admin request: the super user's subject (undefined before authentication). */
+export function who(res: { locals: Record<string, unknown> }): string | undefined {
+  return (res.locals.superUser as { subject?: string } | undefined)?.subject;
+}
+
+/** The release track a `/…/:class/:product_hex/:application` route names, checked. */
+export function trackParams(req: Request): ReleaseTrack {
+  return parseTrack(req.params.class as string, req.params.product_hex as string, req.params.application as string);
+}
 
 const OPERATIONS = ROUTES.map((r) => ({
   method: r.method.toUpperCase(),
-  pattern: new RegExp(`^${r.path.replace(/[.]/g, '\\.').replace(/\{[A-Za-z_]+\}/g, '[^/]+')}/?$`, 'i'),
+  pattern: routePattern(r.path),
   operationId: r.operationId,
 }));
 

@@ -12,11 +12,12 @@ import type { FunctionLogger } from '../logging.ts';
 import { toManifest } from '../ota/manifest.ts';
 import { MAX_IMAGE_BYTES } from '../ota/release-checks.ts';
 import { signedByView, type ReleaseService, type RolloutChange } from '../ota/releases.ts';
-import { parseTrack, parseVersion } from '../ota/validate.ts';
+import { parseVersion } from '../ota/validate.ts';
 import { ImageMetadata as ImageMetadataShape, ImageReleaseQuery, RolloutBody } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
 import type { CloudStore, ImageMetadata } from '../store/types.ts';
 import { readUploadBody } from '../transport.ts';
+import { trackParams, who } from './audit.ts';
 
 export interface FirmwareRoutesDeps {
   releases: ReleaseService;
@@ -32,10 +33,6 @@ const checkImageQuery = checker(ImageReleaseQuery);
 const checkRollout = checker(RolloutBody);
 const TRACK = '/admin/firmware/:class/:product_hex/:application';
 const RELEASE = `${TRACK}/:version`;
-
-function trackParams(req: Request) {
-  return parseTrack(req.params.class as string, req.params.product_hex as string, req.params.application as string);
-}
 
 /** Rollout settings from a request body (snake_case) to the service's shape. */
 export function rolloutChange(body: unknown): RolloutChange {
@@ -85,7 +82,6 @@ function baseUrl(req: Request, publicUrl: string | undefined): string {
 
 export function firmwareRoutes({ releases, store, config, log, bodyIdleTimeoutMs, uploads }: FirmwareRoutesDeps): Router {
   const router = Router();
-  const who = (res: { locals: Record<string, unknown> }) => (res.locals.superUser as { subject?: string } | undefined)?.subject;
   const logRelease = (what: string, t: ReturnType<typeof trackParams>, version: string, by: string | undefined, extra: Record<string, unknown> = {}) =>
     log.info(what, { class: t.class, product_hex: t.productHex, application: t.application, version, by, ...extra });
 

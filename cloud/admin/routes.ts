@@ -14,7 +14,7 @@ import { Type } from '@sinclair/typebox';
 import { DeviceGroupsBody, EnrollBody, InventoryQuery, Label, UuidParams } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
 import type { CloudStore, DeviceRecord, InventoryFilter, InventoryRecord } from '../store/types.ts';
-import { auditRoutes } from './audit.ts';
+import { auditRoutes, who } from './audit.ts';
 import { firmwareRoutes } from './firmware.ts';
 import { signingRoutes } from './signing.ts';
 
@@ -82,7 +82,6 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   const router = Router();
   router.use('/admin', superUser);
   const iso = () => new Date(now()).toISOString();
-  const who = (res: { locals: Record<string, unknown> }) => (res.locals.superUser as { subject?: string } | undefined)?.subject;
 
   router.get(
     '/admin/devices',

@@ -7,11 +7,11 @@ import { ApiError } from '../errors.ts';
 import { route, sendJson } from '../http.ts';
 import { requireJsonBody } from '../json-body.ts';
 import type { FunctionLogger } from '../logging.ts';
-import { parseTrack } from '../ota/validate.ts';
 import { TrackSigningBody, type TrackSigning as TrackSigningShape } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
 import type { CloudStore, ReleaseTrack, TrackSigning } from '../store/types.ts';
 import type { Static } from '@sinclair/typebox';
+import { trackParams, who } from './audit.ts';
 
 export const SIGNING_ROUTE = '/admin/tracks/:class/:product_hex/:application/signing';
 const checkSigning = checker(TrackSigningBody);
@@ -44,29 +44,24 @@ export function signingView(t: ReleaseTrack, s: TrackSigning | null): TrackSigni
   };
 }
 
-function trackOf(req: Request): ReleaseTrack {
-  return parseTrack(req.params.class as string, req.params.product_hex as string, req.params.application as string);
-}
-
 export function signingRoutes(store: CloudStore, log: FunctionLogger, now: () => number): Router {
   const router = Router();
   router.get(
     SIGNING_ROUTE,
     route(async (req, res) => {
-      const t = trackOf(req);
+      const t = trackParams(req);
       sendJson(res, 200, signingView(t, await store.getTrackSigning(t)));
     }),
   );
   router.put(
     SIGNING_ROUTE,
     route(async (req, res) => {
-      const t = trackOf(req);
+      const t = trackParams(req);
       const signing = parseSigning(requireJsonBody(req), new Date(now()).toISOString());
       const saved = await store.putTrackSigning(t, signing);
       const digests = saved.keys.map((k) => k.digest);
       res.locals.audit = { required: saved.required, keys: digests };
-      const by = (res.locals.superUser as { subject?: string } | undefined)?.subject;
-      log.info(saved.required ? 'track signing required' : 'track signing off', { class: t.class, product_hex: t.productHex, application: t.application, keys: digests, by });
+      log.info(saved.required ? 'track signing required' : 'track signing off', { class: t.class, product_hex: t.productHex, application: t.application, keys: digests, by: who(res) });
       sendJson(res, 200, signingView(t, saved));
     }),
   );
