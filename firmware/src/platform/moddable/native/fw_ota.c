@@ -207,13 +207,13 @@ static void hexOf(const uint8_t *bytes, char *out)
 	out[2 * kDigestBytes] = 0;
 }
 
-/* Why esp_secure_boot_verify_signature refuses the image: 0 when it does not. */
+/* Why esp_secure_boot_verify_signature refuses the image: 0 when it does not (it decides; this explains). */
 static int signatureRefusal(const esp_partition_t *partition, uint32_t written, char *message, size_t size)
 {
 	uint8_t trusted[kBlocks][kDigestBytes];
 	uint8_t revoked[kBlocks] = {0};
 	uint8_t image[kDigestBytes];
-	int trustedCount = 0, i, j, fromEfuse = esp_secure_boot_enabled();
+	int trustedCount = 0, i, j, rank, fromEfuse = esp_secure_boot_enabled();
 	fwSigBlock blocks[kBlocks];
 	uint32_t contentLength = 0;
 	char hex[(2 * kDigestBytes) + 1];
@@ -253,35 +253,46 @@ static int signatureRefusal(const esp_partition_t *partition, uint32_t written, 
 		snprintf(message, size, "Secure Boot V2 verification failed (unsigned): the image carries no sound signature block");
 		return -1;
 	}
+	/* ESP-IDF decides, as esp_ota_end will: any block signed by a trusted key that verifies is
+	 * enough (a block by a revoked or unknown key before it does not refuse the image). What
+	 * follows only says why it refused, the most telling reason over every block as
+	 * firmware/image/secure-boot.ts ranks them: tampered, then bad_signature, then revoked. */
+	if (ESP_OK == esp_secure_boot_verify_signature(partition->address, contentLength))
+		return 0;
 	if (sha256Partition(partition, 0, contentLength, image)) {
 		snprintf(message, size, "Secure Boot V2 verification failed: the image could not be read back");
 		return -1;
 	}
+	rank = 0;
 	for (i = 0; i < kBlocks; i++) {
 		if (!blocks[i].present)
 			continue;
 		if (!fromEfuse && (i > 0))
 			break;		/* CONFIG_SECURE_SIGNED_ON_UPDATE_NO_SECURE_BOOT: only the first block */
 		if (memcmp(blocks[i].imageDigest, image, kDigestBytes)) {
-			snprintf(message, size, "Secure Boot V2 verification failed (tampered): signature block %d was made over another image: the image changed after signing", i);
-			return -1;
+			if (rank != 1) {
+				rank = 1;
+				snprintf(message, size, "Secure Boot V2 verification failed (tampered): signature block %d was made over another image: the image changed after signing", i);
+			}
+			continue;
 		}
 		for (j = 0; j < trustedCount; j++) {
 			if (memcmp(blocks[i].keyDigest, trusted[j], kDigestBytes))
 				continue;
-			if (revoked[j]) {
+			if (!revoked[j] && ((0 == rank) || (rank > 2))) {
+				rank = 2;
+				snprintf(message, size, "Secure Boot V2 verification failed (bad_signature): signature block %d does not verify with its key", i);
+			}
+			else if (revoked[j] && (0 == rank)) {
+				rank = 3;
 				hexOf(blocks[i].keyDigest, hex);
 				snprintf(message, size, "Secure Boot V2 verification failed (revoked): signature block %d is signed by key %s, which is revoked", i, hex);
-				return -1;
 			}
-			/* A trusted key: the RSA-PSS signature itself, as esp_ota_end will check it (the ROM's verifier). */
-			if (ESP_OK != esp_secure_boot_verify_signature(partition->address, contentLength)) {
-				snprintf(message, size, "Secure Boot V2 verification failed (bad_signature): signature block %d does not verify with its key", i);
-				return -1;
-			}
-			return 0;
+			break;
 		}
 	}
+	if (rank)
+		return -1;
 	for (i = 0; i < kBlocks; i++) {
 		if (blocks[i].present)
 			break;
