@@ -3,7 +3,7 @@
 // the boot stage's own checks (secure boot, anti-rollback) are what decides. The OTA client's
 // refusals are tested through esp_ota_ops (OtaSlots) instead.
 import { findPartition, otaSlots, PARTITION_TYPES, type PartitionEntry } from '../../firmware/image/partition-table.ts';
-import type { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
+import { FLASH_SECTOR_BYTES, type FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import { OtadataStore } from '../../firmware/virtual-esp32/otadata-store.ts';
 
 /** Writes `image` into the slot after `running` and selects it for the next boot (state NEW). */
@@ -11,7 +11,7 @@ export function installBySerial(flash: FlashImage, table: PartitionEntry[], imag
   const slots = otaSlots(table);
   const index = (slots.findIndex((p) => p.name === running) + 1) % slots.length;
   const target = slots[index]!;
-  flash.erase(target.offset, Math.ceil(image.length / 4096) * 4096);
+  flash.erase(target.offset, Math.ceil(image.length / FLASH_SECTOR_BYTES) * FLASH_SECTOR_BYTES);
   flash.program(target.offset, image);
   new OtadataStore(flash, findPartition(table, PARTITION_TYPES.data, 0x00)!).selectNew(index, slots.length);
 }

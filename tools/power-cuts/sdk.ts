@@ -13,6 +13,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { SdkBoard, type FlashOp } from '../../firmware/virtual-esp32/board.ts';
+import { PASSWORD_PATH } from '../../firmware/src/core/auth/visual-token.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { clientConfig } from '../../firmware/test-cases/fixtures.ts';
@@ -362,7 +363,7 @@ async function factoryResetTrials(ctx: BoardContext, cuts: number, seed: number)
   const out: TrialResult[] = [];
   const restart = restarter(me, () => board, (b) => (board = b));
   const ensurePassword = async () => {
-    if (flashFiles(flashDir).has('/config/admin-password')) return;
+    if (flashFiles(flashDir).has(PASSWORD_PATH)) return;
     const answer = await board.typeLine(`password ${PASSWORD}`);
     if (!answer.startsWith('OK ')) throw new Error(`password: ${answer}`);
   };

@@ -5,8 +5,6 @@ import { drain } from '../body.ts';
 import { DeviceError } from '../errors.ts';
 import { JsonTextError, MAX_JSON_DEPTH, parseJson } from '../json-validator.ts';
 
-export { drain };
-
 export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): HttpResponse {
   const body = utf8Encode(JSON.stringify(value));
   return { status, headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...headers }, body };
@@ -97,7 +95,6 @@ export async function readJsonBody(body: BodyReader, limit: number, budget?: Bod
     budget?.give(held.bytes);
   }
 }
-
 
 /** A reader over one in-memory buffer, in chunks. */
 export function bytesReader(bytes: Uint8Array, chunkBytes = 4096): BodyReader {

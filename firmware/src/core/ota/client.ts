@@ -20,7 +20,8 @@ import type { Hal, OtaWriter } from '../../hal/index.ts';
 import { APP_DESC_BYTES, APP_DESC_IMAGE_OFFSET, appDescriptorOfImage } from '../../../image/app-desc.ts';
 import { concatBytes, hexEncode, utf8Decode } from '../bytes.ts';
 import { readCloudConfig } from '../cloud/config.ts';
-import { drain, readSmallBody } from '../http/respond.ts';
+import { drain } from '../body.ts';
+import { readSmallBody } from '../http/respond.ts';
 import { parseJson } from '../json-validator.ts';
 import { rebootSoon } from '../reboot.ts';
 

@@ -4,7 +4,8 @@
 import type { Hal } from '../../hal/index.ts';
 import { utf8Decode, utf8Encode } from '../bytes.ts';
 import { clientConfigurationProblem, storedClientConfiguration } from '../client-configuration.ts';
-import { drain, readSmallBody } from '../http/respond.ts';
+import { drain } from '../body.ts';
+import { readSmallBody } from '../http/respond.ts';
 import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
 import { parseJson } from '../json-validator.ts';
