@@ -103,9 +103,10 @@ export class SqliteFleetTables {
            from_version = excluded.from_version, offered_at = excluded.offered_at, attempts = attempts + 1`,
       ),
       getSigning: db.prepare<unknown[], TrackSigningRow>(`SELECT required, keys, updated_at FROM track_signing WHERE ${TRACK}`),
-      putSigning: db.prepare(
+      putSigning: db.prepare<unknown[], TrackSigningRow>(
         `INSERT INTO track_signing (class, product_hex, application, required, keys, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (class, product_hex, application) DO UPDATE SET required = excluded.required, keys = excluded.keys, updated_at = excluded.updated_at`,
+         ON CONFLICT (class, product_hex, application) DO UPDATE SET required = excluded.required, keys = excluded.keys, updated_at = excluded.updated_at
+         RETURNING required, keys, updated_at`,
       ),
       appendAudit: db.prepare(`INSERT INTO audit_log (at, actor, via, action, method, path, status, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
       listAudit: db.prepare<[number, number], AuditRow>(`SELECT * FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?`),
@@ -137,8 +138,8 @@ export class SqliteFleetTables {
   }
 
   putTrackSigning(t: ReleaseTrack, s: TrackSigning): TrackSigning {
-    this.stmts.putSigning.run(...trackArgs(t), s.required ? 1 : 0, signingKeysJson(s), s.updatedAt);
-    return signingFromRow(this.stmts.getSigning.get(...trackArgs(t))!);
+    // One statement: what it wrote, not a later read another process could have changed.
+    return signingFromRow(this.stmts.putSigning.get(...trackArgs(t), s.required ? 1 : 0, signingKeysJson(s), s.updatedAt)!);
   }
 
   listRollouts(t?: ReleaseTrack): Rollout[] {
