@@ -77,7 +77,11 @@ export function readPassphrase(path: string): string {
  * same folder renamed over the target, so that a failure leaves no half-written key and --force never
  * keeps the old file's wider mode.
  */
-function writeNewFile(path: string, data: string, mode: number): void {
+/**
+ * Writes `path` whole or not at all: a temporary file beside it, synced, then renamed over it, so a
+ * full disk or a crash never leaves a key, or a signed image written over its input, cut short.
+ */
+export function writeNewFile(path: string, data: string | Uint8Array, mode: number): void {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   let fd: number;
   try {
@@ -88,7 +92,7 @@ function writeNewFile(path: string, data: string, mode: number): void {
     throw err;
   }
   try {
-    writeSync(fd, data);
+    writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
     fsyncSync(fd);
   } catch (err) {
     closeSync(fd);

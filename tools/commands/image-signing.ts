@@ -7,11 +7,10 @@
 // key, a damaged block, a signature that does not verify); 2 usage: a bad or unreadable key or file,
 // a refused signing (not RSA-3072, encrypted without its passphrase, a public key, over three blocks).
 import type { Command } from 'commander';
-import { writeFileSync } from 'node:fs';
 import { describeSignatures } from '../../firmware/image/describe.ts';
 import { MAX_SIG_BLOCKS, readSignatureSector, signImage, verifySignedImageBytes, type SecureBootVerdict } from '../../firmware/image/secure-boot.ts';
 import { readFileArgument } from '../../harness/file-errors.ts';
-import { generateSigningKey, loadSigningKey, loadVerifyingKey, readPassphrase, type LoadedKey } from '../signing-keys.ts';
+import { generateSigningKey, loadSigningKey, loadVerifyingKey, readPassphrase, writeNewFile, type LoadedKey } from '../signing-keys.ts';
 
 export class ImageSigningError extends Error {
   override name = 'ImageSigningError';
@@ -60,7 +59,7 @@ function sign(file: string, keyPaths: string[], o: { output: string; append?: bo
   const check = describeSignatures(signed);
   const unsound = check?.blocks.find((b) => b.state !== 'sound');
   if (!check || unsound || check.blocks.length !== kept.length + keys.length) throw new Error(`signing ${file} made a signature sector that does not verify${unsound ? ` (${unsound.problem})` : ''}`);
-  writeFileSync(o.output, signed);
+  writeNewFile(o.output, signed, 0o644);
   const lines = [`${o.output}: ${n(signed.length)} bytes, signed over the first ${n(check.contentLength)} (SHA-256 ${check.digest}), ${check.blocks.length} signature block${check.blocks.length === 1 ? '' : 's'}`];
   for (const b of check.blocks) {
     const key = b.index < kept.length ? 'kept from the image' : keys[b.index - kept.length]!.path;
