@@ -79,9 +79,12 @@ export async function writeChanged(
       before += bytes;
     }
     if (regions.length === 0) o.progress?.(index, 0, 0);
-    // The whole image, as a flash without skipping verifies it.
-    const onChip = await loader.flashMd5sum(image.address, data.length);
-    if (onChip !== md5(data)) throw new FlashVerifyError(`MD5 of the image at 0x${image.address.toString(16)} does not match the flash after writing (${onChip}, expected ${md5(data)})`);
+    else {
+      // The whole image, as a flash without skipping verifies it (with nothing written, changedRegions
+      // has just found the chip's MD5 of the whole image equal: no second ask).
+      const [onChip, expected] = [await loader.flashMd5sum(image.address, data.length), md5(data)];
+      if (onChip !== expected) throw new FlashVerifyError(`MD5 of the image at 0x${image.address.toString(16)} does not match the flash after writing (${onChip}, expected ${expected})`);
+    }
     out.push({ address: image.address, bytes: image.data.length, skippedBytes: data.length - total, regions: regions.map(([offset, bytes]) => [image.address + offset, bytes]) });
   }
   return out;
