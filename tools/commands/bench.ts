@@ -111,6 +111,8 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
           signals.dispose();
         }
         if (repeated.interrupted) {
+          // The runs that ended keep their reports, as the message says; the abandoned one has none.
+          for (const r of repeated.runs) if (!r.run.interrupted) writeReport(r.run, r.reportDir);
           process.stderr.write(`bench: interrupted during the repeated runs; the reports of the runs that ended are in ${reportDir}\n`);
           process.exit(signals.signal === 'SIGTERM' ? 143 : 130);
         }
