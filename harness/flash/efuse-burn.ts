@@ -304,7 +304,18 @@ export async function burnEfuses(io: RegisterIo, readEfuses: EfuseReader, req: B
   if (plan.steps.length === 0) return { plan };
   await confirm(plan);
   const programmer = new EfuseProgrammer(io);
-  for (const step of plan.steps) await programmer.program(step);
+  let done = 0;
+  try {
+    for (const step of plan.steps) {
+      await programmer.program(step);
+      done++;
+    }
+  } catch (err) {
+    // Fuses may now be half burned (a key block without its purpose or protection): say so, whatever
+    // broke the line, rather than a connection error that invites a retry into a used block.
+    const cause = err instanceof Error ? err.message : String(err);
+    throw new BurnCheckError(`the burn stopped at step ${done + 1} of ${plan.steps.length} (${plan.steps[done]!.what}): ${cause}; the fuses may be partly burned: read them with fleet efuse summary before anything else`);
+  }
   const after = await readEfuses(burnRegisters());
   const problems = checkBurn(after, req);
   if (problems.length > 0) throw new BurnCheckError(`burned, but the fuses read back do not say what was asked: ${problems.join('; ')}`);

@@ -181,6 +181,18 @@ describe("burning as espefuse's esp32s3 driver does (harness/flash/efuse-burn.ts
     await expect(burn).rejects.toThrow(/BLOCK_KEY1 reads 0{64}, not [0-9a-f]{64}/);
   });
 
+  it('says the fuses may be partly burned when the line breaks between steps (the key block burned, its purpose not)', async () => {
+    const { efuses, registers } = chip();
+    const io = ioOf(registers);
+    // The connection fails at BLOCK0's program command: after the key block, before its purpose.
+    const cut: RegisterIo = { readReg: io.readReg, writeReg: async (a, v, m) => (a === EFUSE_CMD && v === 2 ? Promise.reject(new Error('Timeout waiting for the ROM')) : io.writeReg(a, v, m)) };
+    const burn = burnEfuses(cut, async () => readingOf(registers, efuses), { kind: 'key-digest', block: 1, purpose: 'SECURE_BOOT_DIGEST1', digest: DIGEST, source: 'k.pem' }, async () => undefined);
+    await expect(burn).rejects.toThrow(BurnCheckError);
+    await expect(burn).rejects.toThrow(/^the burn stopped at step 2 of 3 \(.+\): Timeout waiting for the ROM; the fuses may be partly burned/);
+    expect(efuses.keys[1]!.key.equals(DIGEST)).toBe(true);
+    expect(efuses.keys[1]!.purpose).toBe('USER');
+  });
+
   it('plans nothing when the fuses already say it, and the programmer waits for the command bit', async () => {
     const { efuses, registers } = chip();
     efuses.burnSecureVersion(2);
