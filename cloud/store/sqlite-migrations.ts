@@ -149,7 +149,10 @@ export function migrateSqlite(db: Database.Database): void {
   const check = (v: number) => {
     if (v > known) throw new Error(`the database schema is version ${v}, newer than this program knows (${known})`);
   };
-  check(db.pragma('user_version', { simple: true }) as number);
+  const seen = db.pragma('user_version', { simple: true }) as number;
+  check(seen);
+  // Up to date (a worker opening the file its supervisor migrated): no write lock to take.
+  if (seen === known) return;
   // One IMMEDIATE transaction that reads the version again under the write lock: several processes
   // opening a new file at once (the workers of a serve) migrate it once.
   db.transaction(() => {
