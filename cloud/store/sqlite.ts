@@ -278,33 +278,36 @@ export class SqliteStore implements CloudStore {
     return this.busy.retrying(() => this.fleet.listTracks());
   }
 
+  /** A write in one IMMEDIATE transaction, through the line that waits out SQLITE_BUSY (sqlite-busy.ts). */
+  private writeTx<T>(fn: () => T): T | Promise<T> {
+    return this.busy.writing(() => this.db.transaction(fn).immediate());
+  }
+
   async createRelease(r: FirmwareRelease, extras: { image?: Buffer; rollout?: Rollout } = {}): Promise<FirmwareRelease | null> {
-    return this.busy.writing(() =>
-      this.db.transaction(() => {
-        const info = this.stmts.insertRelease.run({
-          class: r.class,
-          product_hex: r.productHex,
-          application: r.application,
-          version: r.version,
-          status: r.status,
-          released_at: r.releasedAt,
-          revoked_at: r.revokedAt ?? null,
-          url: r.url ?? null,
-          size: r.size ?? null,
-          sha256: r.sha256 ?? null,
-          hosted: extras.image ? 1 : 0,
-          chip: r.chip ?? null,
-          project: r.project ?? null,
-          signed_block: r.signedBy?.block ?? null,
-          signed_key_digest: r.signedBy?.keyDigest ?? null,
-        });
-        if (info.changes === 0) return null;
-        if (extras.image) this.fleet.insertImage(r, r.version, extras.image, r.sha256!);
-        if (extras.rollout) this.fleet.insertRollout(extras.rollout);
-        const row = this.stmts.getRelease.get(r.class, r.productHex, r.application, r.version);
-        return row ? releaseFromRow(row) : null;
-      }).immediate(),
-    );
+    return this.writeTx(() => {
+      const info = this.stmts.insertRelease.run({
+        class: r.class,
+        product_hex: r.productHex,
+        application: r.application,
+        version: r.version,
+        status: r.status,
+        released_at: r.releasedAt,
+        revoked_at: r.revokedAt ?? null,
+        url: r.url ?? null,
+        size: r.size ?? null,
+        sha256: r.sha256 ?? null,
+        hosted: extras.image ? 1 : 0,
+        chip: r.chip ?? null,
+        project: r.project ?? null,
+        signed_block: r.signedBy?.block ?? null,
+        signed_key_digest: r.signedBy?.keyDigest ?? null,
+      });
+      if (info.changes === 0) return null;
+      if (extras.image) this.fleet.insertImage(r, r.version, extras.image, r.sha256!);
+      if (extras.rollout) this.fleet.insertRollout(extras.rollout);
+      const row = this.stmts.getRelease.get(r.class, r.productHex, r.application, r.version);
+      return row ? releaseFromRow(row) : null;
+    });
   }
 
   async getImage(track: ReleaseTrack, version: string): Promise<HostedImage | null> {
@@ -368,14 +371,12 @@ export class SqliteStore implements CloudStore {
   }
 
   async revokeRelease(track: ReleaseTrack, version: string, at: string): Promise<FirmwareRelease | null> {
-    return this.busy.writing(() =>
-      this.db.transaction(() => {
-        const info = this.stmts.revokeRelease.run(at, track.class, track.productHex, track.application, version);
-        if (info.changes === 0) return null;
-        const row = this.stmts.getRelease.get(track.class, track.productHex, track.application, version);
-        return row ? releaseFromRow(row) : null;
-      }).immediate(),
-    );
+    return this.writeTx(() => {
+      const info = this.stmts.revokeRelease.run(at, track.class, track.productHex, track.application, version);
+      if (info.changes === 0) return null;
+      const row = this.stmts.getRelease.get(track.class, track.productHex, track.application, version);
+      return row ? releaseFromRow(row) : null;
+    });
   }
 
   async getDevice(uuid: string): Promise<DeviceRecord | null> {
@@ -390,26 +391,22 @@ export class SqliteStore implements CloudStore {
   }
 
   async putDevice(uuid: string, publicKeyPem: string, at: string, label?: string): Promise<{ device: DeviceRecord; created: boolean }> {
-    return this.busy.writing(() =>
-      this.db.transaction(() => {
-        let created = false;
-        if (this.stmts.getDevice.get(uuid)) this.stmts.updateDevice.run(publicKeyPem, at, label ?? null, uuid);
-        else {
-          this.stmts.insertDevice.run(uuid, publicKeyPem, at, at, label ?? null);
-          created = true;
-        }
-        return { device: deviceFromRow(this.stmts.getDevice.get(uuid)!), created };
-      }).immediate(),
-    );
+    return this.writeTx(() => {
+      let created = false;
+      if (this.stmts.getDevice.get(uuid)) this.stmts.updateDevice.run(publicKeyPem, at, label ?? null, uuid);
+      else {
+        this.stmts.insertDevice.run(uuid, publicKeyPem, at, at, label ?? null);
+        created = true;
+      }
+      return { device: deviceFromRow(this.stmts.getDevice.get(uuid)!), created };
+    });
   }
 
   async deleteDevice(uuid: string): Promise<boolean> {
-    return this.busy.writing(() =>
-      this.db.transaction(() => {
-        this.stmts.deleteDeviceNonces.run(uuid);
-        return this.stmts.deleteDevice.run(uuid).changes > 0;
-      }).immediate(),
-    );
+    return this.writeTx(() => {
+      this.stmts.deleteDeviceNonces.run(uuid);
+      return this.stmts.deleteDevice.run(uuid).changes > 0;
+    });
   }
 
   async recordNonce(uuid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<boolean> {
@@ -482,42 +479,36 @@ export class SqliteStore implements CloudStore {
     configuration: Record<string, unknown>,
     at: string,
   ): Promise<FunctionConfigState> {
-    return this.busy.writing(() =>
-      this.db.transaction(() => {
-        const latest = this.stmts.latestVersion.get(functionName);
-        this.stmts.insertVersion.run(functionName, (latest?.version ?? 0) + 1, JSON.stringify(configuration), at);
-        return this.configState(functionName);
-      }).immediate(),
-    );
+    return this.writeTx(() => {
+      const latest = this.stmts.latestVersion.get(functionName);
+      this.stmts.insertVersion.run(functionName, (latest?.version ?? 0) + 1, JSON.stringify(configuration), at);
+      return this.configState(functionName);
+    });
   }
 
   async startDeployment(functionName: string, nowMs: number, durationMs: number): Promise<DeployResult> {
-    return this.busy.writing(() =>
-      this.db.transaction((): DeployResult => {
-        const dep = this.stmts.getDeployment.get(functionName);
-        if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress', state: this.configState(functionName) };
-        const latest = this.stmts.latestVersion.get(functionName);
-        // Only a version newer than the deployed one is staged (spec 3.4: staged -> deployed).
-        if (!latest || (dep && dep.version >= latest.version)) {
-          return { ok: false, reason: 'nothing_staged', state: this.configState(functionName) };
-        }
-        this.stmts.upsertDeployment.run(functionName, latest.version, latest.configuration, nowMs, nowMs + durationMs);
-        return { ok: true, state: this.configState(functionName) };
-      }).immediate(),
-    );
+    return this.writeTx((): DeployResult => {
+      const dep = this.stmts.getDeployment.get(functionName);
+      if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress', state: this.configState(functionName) };
+      const latest = this.stmts.latestVersion.get(functionName);
+      // Only a version newer than the deployed one is staged (spec 3.4: staged -> deployed).
+      if (!latest || (dep && dep.version >= latest.version)) {
+        return { ok: false, reason: 'nothing_staged', state: this.configState(functionName) };
+      }
+      this.stmts.upsertDeployment.run(functionName, latest.version, latest.configuration, nowMs, nowMs + durationMs);
+      return { ok: true, state: this.configState(functionName) };
+    });
   }
 
   async deleteConfig(functionName: string, nowMs: number): Promise<DeleteConfigResult> {
-    return this.busy.writing(() =>
-      this.db.transaction((): DeleteConfigResult => {
-        const dep = this.stmts.getDeployment.get(functionName);
-        if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress' };
-        const removedVersions = this.stmts.deleteVersions.run(functionName).changes;
-        const removedDeployment = this.stmts.deleteDeployment.run(functionName).changes;
-        if (removedVersions + removedDeployment === 0) return { ok: false, reason: 'not_found' };
-        return { ok: true };
-      }).immediate(),
-    );
+    return this.writeTx((): DeleteConfigResult => {
+      const dep = this.stmts.getDeployment.get(functionName);
+      if (dep && Number(dep.ends_at_ms) > nowMs) return { ok: false, reason: 'in_progress' };
+      const removedVersions = this.stmts.deleteVersions.run(functionName).changes;
+      const removedDeployment = this.stmts.deleteDeployment.run(functionName).changes;
+      if (removedVersions + removedDeployment === 0) return { ok: false, reason: 'not_found' };
+      return { ok: true };
+    });
   }
 
   async listDeployments(): Promise<Map<string, Deployment>> {
