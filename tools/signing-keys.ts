@@ -24,44 +24,63 @@ export interface LoadedKey {
 const isPublicPem = (text: string) => /-----BEGIN (RSA )?PUBLIC KEY-----/.test(text) && !/PRIVATE KEY-----/.test(text);
 const isEncryptedPem = (text: string) => text.includes('-----BEGIN ENCRYPTED PRIVATE KEY-----') || /Proc-Type: 4,ENCRYPTED/.test(text);
 
+/**
+ * Where a key file was named, for the sentences that refuse it: each command that reads keys
+ * (`fleet image`, `fleet virtual`, `fleet efuse burn-key`, `fleet firmware signing`) has its own flags.
+ */
+export interface KeyFileContext {
+  /** What the file is, for a file that cannot be read (`readFileArgument`). */
+  what?: string;
+  /** How the messages name the file: the flag and the path (`--secure-boot-key k.pem`); the path by default. */
+  name?: string;
+  /** What to do with an encrypted key given without a passphrase. */
+  encrypted?: string;
+  /** Why a public key will not do, where a private key is needed. */
+  publicKey?: string;
+}
+
+const PASSPHRASE_HINT = 'give its passphrase with --passphrase-file <file>';
+
 /** The digest, or the library's refusal (not RSA, not 3072 bits) as a sentence that names the file. */
-function withDigest(path: string, key: KeyObject): LoadedKey {
+function withDigest(path: string, name: string, key: KeyObject): LoadedKey {
   try {
     return { path, key, digest: hex(publicKeyDigest(key)) };
   } catch (err) {
-    if (err instanceof SecureBootError) throw new SigningKeyError(`${path}: ${err.message}`);
+    if (err instanceof SecureBootError) throw new SigningKeyError(`${name}: ${err.message}`);
     throw err;
   }
 }
 
 /** A PEM private key to sign with: refuses a public key, an encrypted key without its passphrase, a key that is not RSA-3072. */
-export function loadSigningKey(path: string, passphrase?: string): LoadedKey {
-  const text = readFileArgument(path, 'the signing key').toString('latin1');
-  if (isPublicPem(text)) throw new SigningKeyError(`${path} is a public key: signing needs the private key (a PEM with "BEGIN PRIVATE KEY"); a public key is for fleet image verify --pub`);
-  if (isEncryptedPem(text) && passphrase === undefined) throw new SigningKeyError(`${path} is encrypted: give its passphrase with --passphrase-file <file>`);
+export function loadSigningKey(path: string, passphrase?: string, at: KeyFileContext = {}): LoadedKey {
+  const name = at.name ?? path;
+  const text = readFileArgument(path, at.what ?? 'the signing key').toString('latin1');
+  if (isPublicPem(text)) throw new SigningKeyError(`${name} is a public key: ${at.publicKey ?? 'signing needs the private key (a PEM with "BEGIN PRIVATE KEY"); a public key is for fleet image verify --pub'}`);
+  if (isEncryptedPem(text) && passphrase === undefined) throw new SigningKeyError(`${name} is encrypted: ${at.encrypted ?? PASSPHRASE_HINT}`);
   let key: KeyObject;
   try {
     key = createPrivateKey({ key: text, format: 'pem', ...(passphrase === undefined ? {} : { passphrase }) });
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code === 'ERR_OSSL_BAD_DECRYPT') throw new SigningKeyError(`${path}: the passphrase does not decrypt this key`);
-    throw new SigningKeyError(`${path} is not a PEM private key (make one with: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:3072 -out key.pem)`);
+    if (code === 'ERR_OSSL_BAD_DECRYPT') throw new SigningKeyError(`${name}: the passphrase does not decrypt this key`);
+    throw new SigningKeyError(`${name} is not a PEM private key (make one with: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:3072 -out key.pem)`);
   }
-  return withDigest(path, key);
+  return withDigest(path, name, key);
 }
 
-/** A key to verify with: a public PEM, or a private one whose public half is taken. */
-export function loadVerifyingKey(path: string, passphrase?: string): LoadedKey {
-  const text = readFileArgument(path, 'the key').toString('latin1');
-  if (isEncryptedPem(text) && passphrase === undefined) throw new SigningKeyError(`${path} is encrypted: give its passphrase with --passphrase-file <file>, or verify with its public key (--pub)`);
+/** A key to verify with, or to take the digest of: a public PEM, or a private one whose public half is taken. */
+export function loadVerifyingKey(path: string, passphrase?: string, at: KeyFileContext = {}): LoadedKey {
+  const name = at.name ?? path;
+  const text = readFileArgument(path, at.what ?? 'the key').toString('latin1');
+  if (isEncryptedPem(text) && passphrase === undefined) throw new SigningKeyError(`${name} is encrypted: ${at.encrypted ?? `${PASSPHRASE_HINT}, or verify with its public key (--pub)`}`);
   let key: KeyObject;
   try {
     key = isPublicPem(text) ? createPublicKey({ key: text, format: 'pem' }) : createPublicKey(createPrivateKey({ key: text, format: 'pem', ...(passphrase === undefined ? {} : { passphrase }) }));
   } catch (err) {
-    if ((err as { code?: string }).code === 'ERR_OSSL_BAD_DECRYPT') throw new SigningKeyError(`${path}: the passphrase does not decrypt this key`);
-    throw new SigningKeyError(`${path} is not a PEM key (a public key: openssl pkey -in key.pem -pubout -out pub.pem)`);
+    if ((err as { code?: string }).code === 'ERR_OSSL_BAD_DECRYPT') throw new SigningKeyError(`${name}: the passphrase does not decrypt this key`);
+    throw new SigningKeyError(`${name} is not a PEM key (a public key: openssl pkey -in key.pem -pubout -out pub.pem)`);
   }
-  return withDigest(path, key);
+  return withDigest(path, name, key);
 }
 
 /** The first line of a passphrase file (its line end dropped), as openssl's `-passin file:`. */
@@ -73,13 +92,9 @@ export function readPassphrase(path: string): string {
 }
 
 /**
- * Writes a file created fresh with `mode` (the umask cannot widen it), through a temporary file in the
- * same folder renamed over the target, so that a failure leaves no half-written key and --force never
- * keeps the old file's wider mode.
- */
-/**
- * Writes `path` whole or not at all: a temporary file beside it, synced, then renamed over it, so a
- * full disk or a crash never leaves a key, or a signed image written over its input, cut short.
+ * Writes `path` whole or not at all, created fresh with `mode` (the umask cannot widen it): a temporary
+ * file beside it, synced, then renamed over it, so a full disk or a crash never leaves a key, or a
+ * signed image written over its input, cut short, and --force never keeps the old file's wider mode.
  */
 export function writeNewFile(path: string, data: string | Uint8Array, mode: number): void {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);

@@ -248,9 +248,9 @@ describe('fleet virtual --secure-boot-key', () => {
     const encrypted = join(dir, 'sb-encrypted.pem');
     execFileSync('openssl', ['rsa', '-in', keyPem, '-aes256', '-passout', 'pass:secret', '-out', encrypted], { stdio: 'ignore' });
     const cases: Array<[string[], RegExp]> = [
-      [['--secure-boot-key', pubPem], /^fleet: --secure-boot-key .*sb-pub\.pem: the first key signs the factory images, so it must be the private key\n$/],
-      [['--secure-boot-key', junk], /^fleet: --secure-boot-key .*junk\.pem: not a PEM RSA key \(make one with openssl genrsa -out key\.pem 3072\)\n$/],
-      [['--secure-boot-key', encrypted], /^fleet: --secure-boot-key .*sb-encrypted\.pem: the key is encrypted: give it without a passphrase \(openssl rsa -in it -out plain\.pem\)\n$/],
+      [['--secure-boot-key', pubPem], /^fleet: --secure-boot-key .*sb-pub\.pem is a public key: the first key signs the factory images, so it must be the private key\n$/],
+      [['--secure-boot-key', junk], /^fleet: --secure-boot-key .*junk\.pem is not a PEM private key \(make one with: openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:3072 -out key\.pem\)\n$/],
+      [['--secure-boot-key', encrypted], /^fleet: --secure-boot-key .*sb-encrypted\.pem is encrypted: give it without a passphrase \(openssl pkey -in it -out plain\.pem\)\n$/],
       [['--secure-boot-key', join(dir, 'missing.pem')], /^fleet: the secure boot key: cannot open .*missing\.pem: no such file or folder; check the path\n$/],
       [['--secure-boot-key', keyPem, '--secure-boot-key', pubPem], /^fleet: --secure-boot-key .*sb-pub\.pem: the same key as .*sb-key\.pem\n$/],
       [['--secure-version', '17'], /--secure-version <n>' argument '17' is invalid\. must be a whole number from 0 to 16/],

@@ -32,6 +32,7 @@ beforeAll(async () => {
   execFileSync('openssl', ['genrsa', '-out', key('small.pem'), '2048'], { stdio: 'ignore' });
   execFileSync('openssl', ['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key('ec.pem')], { stdio: 'ignore' });
   writeFileSync(key('junk.pem'), 'not a key\n');
+  execFileSync('openssl', ['rsa', '-in', key('k0.pem'), '-aes256', '-passout', 'pass:secret', '-out', key('enc.pem')], { stdio: 'ignore' });
   board = new VirtualBoard(structuredClone(rig.boards[0]!), { air: new VirtualAir(), workDir: dir });
   await board.start();
 }, 180_000);
@@ -138,6 +139,7 @@ describe('fleet efuse burn-key and burn on a virtual board over RFC 2217', () =>
       [['--digest', key('small.pem'), '--block', 'BLOCK_KEY2', '--purpose', 'SECURE_BOOT_DIGEST2', '--yes'], 'Secure Boot v2 RSA keys are 3072 bits; this one is 2048'],
       [['--digest', key('ec.pem'), '--block', 'BLOCK_KEY2', '--purpose', 'SECURE_BOOT_DIGEST2', '--yes'], 'RSA-3072 only; this is an EC key'],
       [['--digest', key('junk.pem'), '--block', 'BLOCK_KEY2', '--purpose', 'SECURE_BOOT_DIGEST2', '--yes'], 'is not a PEM key'],
+      [['--digest', key('enc.pem'), '--block', 'BLOCK_KEY2', '--purpose', 'SECURE_BOOT_DIGEST2', '--yes'], 'enc.pem is encrypted: burn its public key instead (openssl pkey -in it -pubout -out pub.pem)'],
       [['--digest', key('missing.pem'), '--block', 'BLOCK_KEY2', '--purpose', 'SECURE_BOOT_DIGEST2', '--yes'], 'missing.pem: no such file or folder'],
       [['--digest', key('k1.pem'), '--block', 'BLOCK_KEY6', '--purpose', 'SECURE_BOOT_DIGEST2', '--yes'], 'must be a key block, BLOCK_KEY0 to BLOCK_KEY5 (or BLOCK4 to BLOCK9): BLOCK_KEY6'],
       [['--digest', key('k1.pem'), '--block', 'BLOCK_KEY2', '--purpose', 'HMAC_UP', '--yes'], "a key digest's purpose is SECURE_BOOT_DIGEST0, SECURE_BOOT_DIGEST1 or SECURE_BOOT_DIGEST2: HMAC_UP"],

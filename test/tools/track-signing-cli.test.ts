@@ -30,6 +30,7 @@ beforeAll(async () => {
   execFileSync('openssl', ['genrsa', '-out', at('a.pem'), '3072'], { stdio: 'ignore' });
   execFileSync('openssl', ['rsa', '-in', at('a.pem'), '-pubout', '-out', at('a.pub.pem')], { stdio: 'ignore' });
   execFileSync('openssl', ['genrsa', '-out', at('small.pem'), '2048'], { stdio: 'ignore' });
+  execFileSync('openssl', ['rsa', '-in', at('a.pem'), '-aes256', '-passout', 'pass:secret', '-out', at('enc.pem')], { stdio: 'ignore' });
   const b = generateKeyPairSync('rsa', { modulusLength: 3072 });
   writeFileSync(at('b.pub.pem'), b.publicKey.export({ type: 'spki', format: 'pem' }));
   writeFileSync(at('b.pem'), b.privateKey.export({ type: 'pkcs8', format: 'pem' }));
@@ -64,7 +65,8 @@ describe('fleet firmware signing', () => {
     const before = await cloud.store.getTrackSigning(TRACK);
     const cases: [string[], RegExp][] = [
       [['--key', 'small.pem'], /small\.pem: Secure Boot v2 RSA keys are 3072 bits; this one is 2048/],
-      [['--key', 'notes.txt'], /notes\.txt: not a PEM public or private key/],
+      [['--key', 'notes.txt'], /--key notes\.txt is not a PEM key/],
+      [['--key', 'enc.pem'], /--key enc\.pem is encrypted: give its public key instead \(openssl pkey -in it -pubout -out pub\.pem\)/],
       [['--key', 'missing.pem'], /cannot open missing\.pem: no such file or folder/],
       [['--digest', 'abc'], /must be a key digest, 64 hexadecimal digits: abc/],
       [['--require', '--off'], /--off.*cannot be used with.*--require|--require.*cannot be used with.*--off/],

@@ -16,7 +16,6 @@
 // refused: the fuses already hold something that forbids the burn (nothing written), 9 burned but
 // the fuses read back do not say what was asked.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { createPublicKey } from 'node:crypto';
 import { createInterface } from 'node:readline/promises';
 import { isatty } from 'node:tty';
 import type { BurnPlan, BurnRequest } from '../../harness/flash/efuse-burn.ts';
@@ -152,21 +151,11 @@ function wholeNumber(max: number, what: string): (value: string) => number {
 }
 
 /** The SHA-256 digest of the RSA-3072 public key of a PEM file (public, or private: its public half). */
+/** The Secure Boot v2 digest of a PEM key (public, or private without a passphrase) to burn. */
 async function digestOfPem(path: string): Promise<Buffer> {
-  const [{ readFileArgument }, { publicKeyDigest, rsaPublicKeyOf, SecureBootError }] = await Promise.all([import('../../harness/file-errors.ts'), import('../../firmware/image/secure-boot.ts')]);
-  const text = readFileArgument(path, 'the key');
-  let key;
-  try {
-    key = createPublicKey(text);
-  } catch {
-    throw new EfuseCommandError(`${path} is not a PEM key (a public key, or a private key without a passphrase, as openssl writes them)`, EFUSE_EXIT.usage);
-  }
-  try {
-    return publicKeyDigest(rsaPublicKeyOf(key));
-  } catch (err) {
-    if (err instanceof SecureBootError) throw new EfuseCommandError(`${path}: ${err.message}`, EFUSE_EXIT.usage);
-    throw err;
-  }
+  const { loadVerifyingKey } = await import('../signing-keys.ts');
+  const { digest } = loadVerifyingKey(path, undefined, { name: `--digest ${path}`, encrypted: 'burn its public key instead (openssl pkey -in it -pubout -out pub.pem)' });
+  return Buffer.from(digest, 'hex');
 }
 
 export function efuseCommand(program: Command): void {

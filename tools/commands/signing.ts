@@ -6,35 +6,17 @@
 // which are otherwise kept. A key file that is not such a key is a usage error (exit 2), named.
 import type { Static } from '@sinclair/typebox';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { createPublicKey, type KeyObject } from 'node:crypto';
 import { basename } from 'node:path';
-import { publicKeyDigest } from '../../firmware/image/secure-boot.ts';
 import type { TrackSigning } from '../../cloud/schema/api.ts';
-import { readFileArgument } from '../../harness/file-errors.ts';
 import { path, type CloudClient } from '../client.ts';
+import { loadVerifyingKey } from '../signing-keys.ts';
 
 type SigningView = Static<typeof TrackSigning>;
 
-/** A key file that is not a Secure Boot v2 key: named, a usage error. */
-export class KeyFileError extends Error {
-  override name = 'KeyFileError';
-  readonly exitCode = 2;
-}
-
 /** The trusted-key entry of a PEM key file: its Secure Boot v2 digest, labelled with the file's name. */
 export function keyEntryOfFile(file: string): { digest: string; label: string } {
-  const pem = readFileArgument(file, 'the key');
-  let key: KeyObject;
-  try {
-    key = createPublicKey(pem);
-  } catch {
-    throw new KeyFileError(`${file}: not a PEM public or private key (make one with openssl genrsa 3072, or fleet image key generate)`);
-  }
-  try {
-    return { digest: publicKeyDigest(key).toString('hex'), label: basename(file).slice(0, 200) };
-  } catch (err) {
-    throw new KeyFileError(`${file}: ${(err as Error).message}`);
-  }
+  const { digest } = loadVerifyingKey(file, undefined, { name: `--key ${file}`, encrypted: 'give its public key instead (openssl pkey -in it -pubout -out pub.pem)' });
+  return { digest, label: basename(file).slice(0, 200) };
 }
 
 function digestArgument(value: string, previous: string[] = []): string[] {

@@ -8,16 +8,14 @@
 // digest burned as SECURE_BOOT_DIGEST0.., SECURE_BOOT_EN, and the factory images signed with the
 // first key; --anti-rollback and --secure-version set up anti-rollback.
 import { InvalidArgumentError, type Command } from 'commander';
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { publicKeyDigest, rsaPublicKeyOf, SecureBootError } from '../../firmware/image/secure-boot.ts';
-import { readFileArgument } from '../../harness/file-errors.ts';
 import { loadRig, RigError } from '../../harness/rig.ts';
 import type { VirtualSecureBoot } from '../../harness/virtual-board.ts';
 import type { Broker } from '../../harness/broker.ts';
 import { onStopSignals, type StopSignals } from '../cli/stop-signals.ts';
+import { loadSigningKey, loadVerifyingKey } from '../signing-keys.ts';
 import { DEFAULT_RIG } from './bench.ts';
 
 export function virtualCommand(program: Command): void {
@@ -62,27 +60,14 @@ function secureBootOptions(o: { secureBootKey: string[]; antiRollback?: boolean;
   if (o.secureBootKey.length === 0 && !o.antiRollback && o.secureVersion === undefined) return undefined;
   if (o.secureBootKey.length > 3) throw new SecureBootKeyError(`--secure-boot-key: the chip has 3 key digest slots, ${o.secureBootKey.length} keys given`);
   const keys = o.secureBootKey.map((path, i) => {
-    const pem = readFileArgument(path, 'the secure boot key');
-    let key: KeyObject;
-    try {
-      key = pem.toString('latin1').includes('PRIVATE KEY-----') ? createPrivateKey(pem) : createPublicKey(pem);
-      rsaPublicKeyOf(key);
-    } catch (err) {
-      const why =
-        err instanceof SecureBootError
-          ? err.message
-          : pem.toString('latin1').includes('ENCRYPTED')
-            ? 'the key is encrypted: give it without a passphrase (openssl rsa -in it -out plain.pem)'
-            : 'not a PEM RSA key (make one with openssl genrsa -out key.pem 3072)';
-      throw new SecureBootKeyError(`--secure-boot-key ${path}: ${why}`);
-    }
-    if (i === 0 && key.type !== 'private') throw new SecureBootKeyError(`--secure-boot-key ${path}: the first key signs the factory images, so it must be the private key`);
-    return key;
+    const at = { what: 'the secure boot key', name: `--secure-boot-key ${path}`, encrypted: 'give it without a passphrase (openssl pkey -in it -out plain.pem)' };
+    // The first key signs the factory bootloader and app; the others only have their digests burned.
+    return i === 0 ? loadSigningKey(path, undefined, { ...at, publicKey: 'the first key signs the factory images, so it must be the private key' }) : loadVerifyingKey(path, undefined, at);
   });
-  const digests = keys.map((k) => publicKeyDigest(k).toString('hex'));
+  const digests = keys.map((k) => k.digest);
   const twice = digests.findIndex((d, i) => digests.indexOf(d) !== i);
   if (twice >= 0) throw new SecureBootKeyError(`--secure-boot-key ${o.secureBootKey[twice]}: the same key as ${o.secureBootKey[digests.indexOf(digests[twice]!)]}`);
-  return { keys, ...(o.antiRollback ? { antiRollback: true } : {}), ...(o.secureVersion !== undefined ? { secureVersion: o.secureVersion } : {}) };
+  return { keys: keys.map((k) => k.key), ...(o.antiRollback ? { antiRollback: true } : {}), ...(o.secureVersion !== undefined ? { secureVersion: o.secureVersion } : {}) };
 }
 
 async function runVirtual(rigPath: string, only: string[], signals: StopSignals, secureBoot: VirtualSecureBoot | undefined): Promise<void> {
