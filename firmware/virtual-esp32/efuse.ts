@@ -101,6 +101,14 @@ export const BLOCK0_WRITE_PROTECTION: readonly (readonly [number, number, number
   [159, 3, 19], // DIS_USB_OTG_DOWNLOAD_MODE, DISABLE_WAFER_VERSION_MAJOR, DISABLE_BLK_VERSION_MAJOR
 ];
 
+/** The WR_DIS bit that write-protects a BLOCK0 field: the BLOCK0_WRITE_PROTECTION row holding its first bit. */
+export function wrDisBitOf(field: Block0Field): number {
+  const [start] = BLOCK0_FIELDS[field];
+  const row = BLOCK0_WRITE_PROTECTION.find(([first, width]) => start >= first && start < first + width);
+  if (!row) throw new EfuseError(`${field} has no WR_DIS bit`);
+  return row[2];
+}
+
 /**
  * The eFuse blocks (espefuse esp32s3/mem_definition.py, EfuseDefineBlocks): words read, where the
  * read registers start, the WR_DIS bit of the whole block and the RD_DIS bit (BLOCK0 word 1) that
@@ -149,7 +157,7 @@ export function getField(words: readonly number[], field: Block0Field): number {
 }
 
 /** Sets a field's bits in `words` (ORs: a caller builds the bits to burn in zeroed words). */
-function orField(words: number[], field: Block0Field, value: number): void {
+export function orField(words: number[], field: Block0Field, value: number): void {
   const [start, width] = BLOCK0_FIELDS[field];
   if (!Number.isInteger(value) || value < 0 || value >= 2 ** width) throw new EfuseError(`${field} is ${width} bits: ${value} does not fit`);
   for (let i = 0; i < width; i++) {
@@ -477,7 +485,8 @@ export class Efuses {
   }
 }
 
-function popcount(n: number): number {
+/** How many bits are set: SECURE_VERSION and SPI_BOOT_CRYPT_CNT count burned bits, not a binary number. */
+export function popcount(n: number): number {
   let c = 0;
   for (let v = n; v > 0; v >>>= 1) c += v & 1;
   return c;

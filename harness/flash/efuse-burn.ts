@@ -14,14 +14,14 @@
 //   - Whether it took (`checkBurn`): the fuses read back must say what was asked.
 import { bytesToWords, efuseRsCheck } from '../../firmware/virtual-esp32/efuse-rs.ts';
 import {
-  BLOCK0_FIELDS,
-  EFUSE_BLOCK0,
   EFUSE_RD_RS_ERR0,
   EFUSE_RD_RS_ERR1,
   KEY_PURPOSES,
+  orField,
   RS_ERROR_FIELDS,
   SECURE_BOOT_DIGEST_PURPOSES,
   type Block0Field,
+  wrDisBitOf,
 } from '../../firmware/virtual-esp32/efuse.ts';
 import {
   EFUSE_CMD,
@@ -36,7 +36,7 @@ import {
   EFUSE_WR_TIM_CONF2,
   EFUSE_WRITE_OP_CODE,
 } from '../../firmware/virtual-esp32/rom/registers.ts';
-import { decodeEfuses, summaryRegisters, type EfuseReading, type EfuseSummary } from './efuse-summary.ts';
+import { block0Words, decodeEfuses, summaryRegisters, type EfuseReading, type EfuseSummary } from './efuse-summary.ts';
 
 /** What a burn reads: the summary's registers and the coding-error registers. */
 export function burnRegisters(): number[] {
@@ -76,23 +76,14 @@ export class BurnCheckError extends Error {
   override name = 'BurnCheckError';
 }
 
-function block0Of(r: EfuseReading): number[] {
-  return Array.from({ length: 6 }, (_, i) => r.registers.get(EFUSE_BLOCK0 + 4 * i) ?? 0);
-}
-
 function wrDisBit(r: EfuseReading, bit: number): boolean {
-  return ((block0Of(r)[0]! >>> bit) & 1) === 1;
+  return ((block0Words(r)[0]! >>> bit) & 1) === 1;
 }
 
-/** BLOCK0 data words with `field` set to `value` (the other bits 0: programming only ORs). */
+/** BLOCK0's eight program data words with the fields set (the other bits 0: programming only ORs). */
 function block0Bits(fields: [Block0Field, number][]): number[] {
   const w = [0, 0, 0, 0, 0, 0, 0, 0];
-  for (const [field, value] of fields) {
-    const [start, width] = BLOCK0_FIELDS[field];
-    for (let i = 0; i < width; i++) {
-      if (Math.floor(value / 2 ** i) & 1) w[(start + i) >>> 5] = (w[(start + i) >>> 5]! | (1 << ((start + i) & 31))) >>> 0;
-    }
-  }
+  for (const [field, value] of fields) orField(w, field, value);
   return w;
 }
 
@@ -101,8 +92,13 @@ function trustedSlots(s: EfuseSummary, revoked: readonly boolean[] = s.revoked):
   return s.keys.map((k) => SECURE_BOOT_DIGEST_PURPOSES.indexOf(k.purpose as DigestPurpose)).filter((slot) => slot >= 0 && !revoked[slot]);
 }
 
-/** Which WR_DIS bit protects each field the burns touch (esp_efuse_table.csv WR_DIS.*). */
-const WR_DIS = { SECURE_BOOT_EN: 15, SECURE_VERSION: 18, revoke: (slot: number) => 5 + slot, purpose: (k: number) => 8 + k, key: (k: number) => 23 + k } as const;
+/** Which WR_DIS bit protects each field the burns touch: the model's table (esp_efuse_table.csv WR_DIS.*). */
+const WR_DIS = {
+  SECURE_BOOT_EN: wrDisBitOf('SECURE_BOOT_EN'),
+  SECURE_VERSION: wrDisBitOf('SECURE_VERSION'),
+  revoke: (slot: number) => wrDisBitOf(`SECURE_BOOT_KEY_REVOKE${slot}` as Block0Field),
+  purpose: (k: number) => wrDisBitOf(`KEY_PURPOSE_${k}` as Block0Field),
+} as const;
 
 export function planBurn(reading: EfuseReading, req: BurnRequest): BurnPlan {
   const s = decodeEfuses(reading);
@@ -141,7 +137,7 @@ export function planBurn(reading: EfuseReading, req: BurnRequest): BurnPlan {
     }
     case 'secure-boot-en': {
       if (s.secureBoot) return { steps: [], lines: ['SECURE_BOOT_EN is already burned: nothing to burn'] };
-      if (wrDisBit(reading, WR_DIS.SECURE_BOOT_EN)) throw new BurnRefusedError('SECURE_BOOT_EN is write-protected (WR_DIS bit 15): it cannot be burned');
+      if (wrDisBit(reading, WR_DIS.SECURE_BOOT_EN)) throw new BurnRefusedError(`SECURE_BOOT_EN is write-protected (WR_DIS bit ${WR_DIS.SECURE_BOOT_EN}): it cannot be burned`);
       const slots = trustedSlots(s);
       if (slots.length === 0) throw new BurnRefusedError('no SECURE_BOOT_DIGESTn is burned (or every one is revoked): with secure boot on, the board would boot nothing; burn a key digest first (fleet efuse burn-key --digest)');
       return {
@@ -167,7 +163,7 @@ export function planBurn(reading: EfuseReading, req: BurnRequest): BurnPlan {
       const v = req.version;
       if (v < s.secureVersion) throw new BurnRefusedError(`SECURE_VERSION is ${s.secureVersion}: eFuse bits cannot be cleared to make it ${v}`);
       if (v === s.secureVersion) return { steps: [], lines: [`SECURE_VERSION is already ${v}: nothing to burn`] };
-      if (wrDisBit(reading, WR_DIS.SECURE_VERSION)) throw new BurnRefusedError('SECURE_VERSION is write-protected (WR_DIS bit 18): it cannot be raised');
+      if (wrDisBit(reading, WR_DIS.SECURE_VERSION)) throw new BurnRefusedError(`SECURE_VERSION is write-protected (WR_DIS bit ${WR_DIS.SECURE_VERSION}): it cannot be raised`);
       return {
         // A thermometer code, as ESP-IDF's anti-rollback burns it: version n is the n low bits.
         steps: [{ block: 0, data: block0Bits([['SECURE_VERSION', 2 ** v - 1]]), what: `SECURE_VERSION = ${v}` }],
@@ -198,7 +194,7 @@ export function checkBurn(after: EfuseReading, req: BurnRequest): string[] {
       const hex = req.digest.toString('hex');
       if (k.value !== hex) problems.push(`BLOCK_KEY${req.block} reads ${k.value ?? '(read-protected)'}, not ${hex}`);
       if (k.purpose !== req.purpose) problems.push(`KEY_PURPOSE_${req.block} reads ${k.purpose}, not ${req.purpose}`);
-      if (k.writable || !(((block0Of(after)[0]! >>> WR_DIS.purpose(req.block)) & 1) === 1)) problems.push(`BLOCK_KEY${req.block} or KEY_PURPOSE_${req.block} is still writable`);
+      if (k.writable || !wrDisBit(after, WR_DIS.purpose(req.block))) problems.push(`BLOCK_KEY${req.block} or KEY_PURPOSE_${req.block} is still writable`);
       break;
     }
     case 'secure-boot-en':

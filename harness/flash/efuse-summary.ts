@@ -2,7 +2,7 @@
 // registers to read through the ROM (READ_REG), and what they say. The field layout is the one the
 // virtual chip's eFuse model is built on (firmware/virtual-esp32/efuse.ts, from ESP-IDF's
 // esp_efuse_table.csv), so a real board and a virtual one are read the same way.
-import { BLOCK0_FIELDS, EFUSE_BLOCK0, EFUSE_BLOCK1, EFUSE_KEY0, getField, KEY_BLOCKS, KEY_PURPOSES, type Block0Field } from '../../firmware/virtual-esp32/efuse.ts';
+import { EFUSE_BLOCK0, EFUSE_BLOCK1, EFUSE_KEY0, getField, KEY_BLOCKS, KEY_PURPOSES, popcount, type Block0Field } from '../../firmware/virtual-esp32/efuse.ts';
 
 /** Every register the summary reads: BLOCK0's six words, BLOCK1's first six, the key blocks. */
 export function summaryRegisters(): number[] {
@@ -47,14 +47,22 @@ function purposeName(n: number): string {
   return KEY_PURPOSES[n] ?? `UNKNOWN (${n})`;
 }
 
+/** A register of the reading; one the reading lacks is an error (summaryRegisters lists what to read). */
+function registerOf(r: EfuseReading, a: number): number {
+  const v = r.registers.get(a);
+  if (v === undefined) throw new EfuseSummaryError(`register 0x${a.toString(16)} was not read`);
+  return v;
+}
+
+/** BLOCK0's six words as read. */
+export function block0Words(r: EfuseReading): number[] {
+  return Array.from({ length: 6 }, (_, i) => registerOf(r, EFUSE_BLOCK0 + 4 * i));
+}
+
 export function decodeEfuses(r: EfuseReading): EfuseSummary {
   if (r.chip !== 'ESP32-S3') throw new EfuseSummaryError(`fleet efuse summary reads ESP32-S3 eFuses; the board is an ${r.chip}`);
-  const reg = (a: number) => {
-    const v = r.registers.get(a);
-    if (v === undefined) throw new EfuseSummaryError(`register 0x${a.toString(16)} was not read`);
-    return v;
-  };
-  const b0 = Array.from({ length: 6 }, (_, i) => reg(EFUSE_BLOCK0 + 4 * i));
+  const reg = (a: number) => registerOf(r, a);
+  const b0 = block0Words(r);
   const f = (name: Block0Field) => getField(b0, name);
   const m0 = reg(EFUSE_BLOCK1);
   const m1 = reg(EFUSE_BLOCK1 + 4);
@@ -74,9 +82,6 @@ export function decodeEfuses(r: EfuseReading): EfuseSummary {
     const value = readable ? Buffer.concat(words.map((w) => Buffer.from([w & 0xff, (w >>> 8) & 0xff, (w >>> 16) & 0xff, w >>> 24]))).toString('hex') : undefined;
     keys.push({ block: k, purpose, readable, writable: ((wrDisKeys >>> k) & 1) === 0, value });
   }
-  const sv = f('SECURE_VERSION');
-  let secureVersion = 0;
-  for (let v = sv; v > 0; v >>>= 1) secureVersion += v & 1;
   return {
     mac,
     revision: `v${major}.${minor}`,
@@ -85,7 +90,7 @@ export function decodeEfuses(r: EfuseReading): EfuseSummary {
     flashCryptCnt: f('SPI_BOOT_CRYPT_CNT'),
     downloadModeDisabled: f('DIS_DOWNLOAD_MODE') === 1,
     securityDownload: f('ENABLE_SECURITY_DOWNLOAD') === 1,
-    secureVersion,
+    secureVersion: popcount(f('SECURE_VERSION')),
     keys,
   };
 }

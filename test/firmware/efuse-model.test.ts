@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { chipCalls, type ChipParts } from '../../firmware/virtual-esp32/chip.ts';
-import { EFUSE_BLOCK0, EFUSE_KEY0, Efuses, EfuseError, getField, KEY_PURPOSES, manifestHmacKeyBlock } from '../../firmware/virtual-esp32/efuse.ts';
+import { BLOCK0_FIELDS, EFUSE_BLOCK0, EFUSE_KEY0, Efuses, EfuseError, getField, KEY_PURPOSES, manifestHmacKeyBlock, wrDisBitOf } from '../../firmware/virtual-esp32/efuse.ts';
 import { Esp32s3Registers } from '../../firmware/virtual-esp32/rom/registers.ts';
 import { decodeEfuses, EfuseSummaryError, formatSummary, summaryRegisters } from '../../harness/flash/efuse-summary.ts';
 
@@ -123,5 +123,19 @@ describe('the eFuse model of a virtual chip', () => {
     const { efuses } = chip();
     expect(() => (efuses.secureVersion = 17)).toThrow(/SECURE_VERSION counts 0 to 16, not 17/);
     expect(efuses.secureVersion).toBe(0);
+  });
+});
+
+describe('which WR_DIS bit protects a field', () => {
+  it('agrees with the WR_DIS.* fields of esp_efuse_table.csv for the fields the burns touch', () => {
+    expect(wrDisBitOf('SECURE_BOOT_EN')).toBe(BLOCK0_FIELDS.WR_DIS_SECURE_BOOT_EN[0]);
+    expect(wrDisBitOf('SECURE_VERSION')).toBe(18);
+    expect([0, 1, 2].map((s) => wrDisBitOf(`SECURE_BOOT_KEY_REVOKE${s}` as 'SECURE_BOOT_KEY_REVOKE0'))).toEqual([5, 6, 7]);
+    const [first, width] = BLOCK0_FIELDS.WR_DIS_KEY_PURPOSES;
+    expect([0, 1, 2, 3, 4, 5].map((k) => wrDisBitOf(`KEY_PURPOSE_${k}` as 'KEY_PURPOSE_0'))).toEqual(Array.from({ length: width }, (_, k) => first + k));
+  });
+
+  it('refuses a field no WR_DIS bit protects (WR_DIS itself)', () => {
+    expect(() => wrDisBitOf('WR_DIS_KEYS')).toThrow(/WR_DIS_KEYS has no WR_DIS bit/);
   });
 });
