@@ -71,7 +71,8 @@ function chipIdOf(data: Uint8Array): number | null {
   return data.length >= 24 && data[0] === 0xe9 ? data[12]! | (data[13]! << 8) : null;
 }
 
-function beforeFor(method: ResetMethod): 'default_reset' | 'usb_reset' | 'no_reset' {
+/** esptool-js's `before` for a reset method: how the ROM is reached (flashing, and `fleet efuse`). */
+export function beforeFor(method: ResetMethod): 'default_reset' | 'usb_reset' | 'no_reset' {
   return method === 'classic' ? 'default_reset' : method === 'usb-jtag' ? 'usb_reset' : 'no_reset';
 }
 
@@ -154,13 +155,16 @@ export async function resetAndWaitForBoot(t: SerialTransport, method: ResetMetho
   }
 }
 
+/** The sentence for a ROM bootloader that does not answer (flashing, and `fleet efuse`). */
+export function noRomAnswer(port: string, method: ResetMethod, esptoolMessage: string): string {
+  return `no answer from the ROM bootloader on ${port} (reset method ${method}): is it the board's port, is the board powered, does the reset method fit its wiring? (esptool-js: ${esptoolMessage})`;
+}
+
 function asFlashError(err: unknown, port: string, method: ResetMethod): unknown {
   if (err instanceof FlashError) return err;
   if (err instanceof NoModemLinesError) return new FlashError('no_answer', `${err.message}; hold BOOT, press RST and flash with --reset-method none`);
   const message = err instanceof Error ? err.message : String(err);
-  if (/Failed to connect with the device/.test(message)) {
-    return new FlashError('no_answer', `no answer from the ROM bootloader on ${port} (reset method ${method}): is it the board's port, is the board powered, does the reset method fit its wiring? (esptool-js: ${message})`);
-  }
+  if (/Failed to connect with the device/.test(message)) return new FlashError('no_answer', noRomAnswer(port, method, message));
   if (err instanceof FlashVerifyError || /MD5 of file does not match/.test(message)) return new FlashError('verify', `verification failed on ${port}: ${message}`);
   return err;
 }

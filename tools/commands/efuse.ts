@@ -59,8 +59,9 @@ function withPortOptions(command: Command): Command {
 async function withBoardRom<T>(o: PortOptions, work: (rom: RomSession) => Promise<T>): Promise<T> {
   const port = await resolvePort(o.port, (line) => process.stderr.write(`efuse: ${line}\n`));
   const method = await resolveResetMethod(port, o.resetMethod);
-  const [{ withRomSession }, { EfuseSummaryError }, { createTransport }, { WebSerialAdapter }, { NoModemLinesError, PortUnavailableError }] = await Promise.all([
+  const [{ withRomSession }, { beforeFor, noRomAnswer }, { EfuseSummaryError }, { createTransport }, { WebSerialAdapter }, { NoModemLinesError, PortUnavailableError }] = await Promise.all([
     import('../../harness/flash/esptool.ts'),
+    import('../../harness/flash/flash-board.ts'),
     import('../../harness/flash/efuse-summary.ts'),
     import('../../harness/transport/open.ts'),
     import('../../harness/flash/web-serial.ts'),
@@ -69,16 +70,14 @@ async function withBoardRom<T>(o: PortOptions, work: (rom: RomSession) => Promis
   const transport = await createTransport(port);
   try {
     await transport.connect(115200);
-    return await withRomSession(new WebSerialAdapter(transport), method === 'classic' ? 'default_reset' : method === 'usb-jtag' ? 'usb_reset' : 'no_reset', work);
+    return await withRomSession(new WebSerialAdapter(transport), beforeFor(method), work);
   } catch (err) {
     if (err instanceof EfuseCommandError) throw err;
     if (err instanceof EfuseSummaryError) throw new EfuseCommandError(err.message, EFUSE_EXIT.unexpected);
     if (err instanceof PortUnavailableError) throw new EfuseCommandError(err.message, EFUSE_EXIT.port);
     if (err instanceof NoModemLinesError) throw new EfuseCommandError(`${err.message}; hold BOOT, press RST and use --reset-method none`, EFUSE_EXIT.no_answer);
     const message = err instanceof Error ? err.message : String(err);
-    if (/Failed to connect|Timeout|timed out/i.test(message)) {
-      throw new EfuseCommandError(`no answer from the ROM bootloader on ${port} (reset method ${method}): is it the board's port, is it powered, does the reset method fit its wiring? (esptool-js: ${message})`, EFUSE_EXIT.no_answer);
-    }
+    if (/Failed to connect|Timeout|timed out/i.test(message)) throw new EfuseCommandError(noRomAnswer(port, method, message), EFUSE_EXIT.no_answer);
     throw err;
   } finally {
     await transport.disconnect().catch(() => undefined);
@@ -150,7 +149,6 @@ function wholeNumber(max: number, what: string): (value: string) => number {
   };
 }
 
-/** The SHA-256 digest of the RSA-3072 public key of a PEM file (public, or private: its public half). */
 /** The Secure Boot v2 digest of a PEM key (public, or private without a passphrase) to burn. */
 async function digestOfPem(path: string): Promise<Buffer> {
   const { loadVerifyingKey } = await import('../signing-keys.ts');
