@@ -135,7 +135,7 @@ export function firmwareRoutes({ releases, store, config, log, bodyIdleTimeoutMs
           if (err instanceof BodyTooLargeError) throw new ApiError('image_too_large', { limit_bytes: MAX_IMAGE_BYTES }, `The image is larger than the OTA slot (${MAX_IMAGE_BYTES} bytes)`);
           throw err;
         }
-        const created = await releases.createHosted(t, version, {
+        const { created, signing } = await releases.createHosted(t, version, {
           image,
           chip: chipByName(q.chip ?? 'esp32s3'),
           project: q.project,
@@ -145,7 +145,7 @@ export function firmwareRoutes({ releases, store, config, log, bodyIdleTimeoutMs
         });
         const signer = created.signedBy ? { signed_block: created.signedBy.block, signed_by_key: created.signedBy.keyDigest } : {};
         logRelease('firmware released with a hosted image', t, version, who(res), { size: created.size, sha256: created.sha256, ...signer, ...(rollout ? { rollout: true } : {}) });
-        sendJson(res, 201, { ...toManifest(created), signed_by: signedByView(created, created.signedBy ? await store.getTrackSigning(t) : null) });
+        sendJson(res, 201, { ...toManifest(created), signed_by: signedByView(created, signing) });
       } finally {
         release?.();
       }

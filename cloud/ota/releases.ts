@@ -75,8 +75,11 @@ export class ReleaseService {
     return created;
   }
 
-  /** A release whose image the cloud hosts: every check passes first (release-checks.ts), then one write. */
-  async createHosted(t: ReleaseTrack, version: string, r: HostedReleaseRequest): Promise<FirmwareRelease> {
+  /**
+   * A release whose image the cloud hosts: every check passes first (release-checks.ts), then one write.
+   * With the track's signing setting the checks read, which names the key that signed (signedByView).
+   */
+  async createHosted(t: ReleaseTrack, version: string, r: HostedReleaseRequest): Promise<{ created: FirmwareRelease; signing: TrackSigning | null }> {
     const sha256 = createHash('sha256').update(r.image).digest('hex');
     if (r.declaredSha256 !== undefined && r.declaredSha256 !== sha256) {
       throw new ApiError('image_sha256_mismatch', { declared: r.declaredSha256, computed: sha256 }, `The upload hashes to ${sha256}, not the declared ${r.declaredSha256} (cut or changed on the way)`);
@@ -106,7 +109,7 @@ export class ReleaseService {
     const created = await this.store.createRelease(release, { image: r.image, ...(r.rollout ? { rollout: this.newRollout(t, version, r.rollout, at) } : {}) });
     if (!created) throw new ApiError('release_exists', { version });
     await this.ota.changed(t);
-    return created;
+    return { created, signing };
   }
 
   /** Device groups changed: a rollout by group must see its new members (every track reloads). */
