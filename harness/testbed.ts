@@ -3,12 +3,13 @@
 // version in its app descriptor), the project's commit, and the versions of Node and of the engines
 // and SDKs underneath (the XS engine of virtual boards, esptool-js, node-serialport, the Moddable SDK).
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-image.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
-import { describeImage } from '../firmware/image/describe.ts';
+import { appDescriptorOfImage } from '../firmware/image/app-desc.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import type { BenchImage } from './serial-board.ts';
 
@@ -75,12 +76,13 @@ function moddableSdk(): string {
 }
 
 function fromImage(bytes: Uint8Array, build: string, source: BoardFirmware['source']): BoardFirmware {
-  const d = describeImage(bytes);
+  // The descriptor alone: the report needs no verdict on the image (describeImage checks signatures too).
+  const app = appDescriptorOfImage(bytes);
   return {
-    version: d.app?.version ?? 'unknown',
+    version: app?.version ?? 'unknown',
     build,
-    imageSha256: d.fileSha256,
-    ...(d.app ? { project: d.app.projectName, idfVersion: d.app.idfVersion } : {}),
+    imageSha256: createHash('sha256').update(bytes).digest('hex'),
+    ...(app ? { project: app.projectName, idfVersion: app.idfVersion } : {}),
     source,
   };
 }
@@ -91,7 +93,7 @@ function where(b: BoardSpec): string {
 }
 
 export async function describeTestbed(rig: RigSpec, image?: BenchImage): Promise<Testbed> {
-  const flashed = image?.plan.files.map((f) => f.data).find((data) => describeImage(data).app?.version === image.version);
+  const flashed = image?.plan.files.map((f) => f.data).find((data) => appDescriptorOfImage(data)?.version === image.version);
   const boards: TestbedBoard[] = [];
   for (const b of rig.boards) {
     // Boards driven as physical ones (real, or virtual behind their RFC 2217 port) get --flash's image.

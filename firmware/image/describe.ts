@@ -21,7 +21,6 @@ export interface ImageDescription {
   checksum: { stored: string; calculated: string } | null;
   sha256: { stored: string; calculated: string } | null;
   app: AppDescriptor | null;
-  /** Bytes of XS bundle a virtual board would run; null for native images. */
   /** The firmware a virtual board runs (an image of ours), inflated; null for native code. */
   virtualFirmwareBytes: number | null;
   problems: ImageProblem[];

@@ -20,10 +20,10 @@ export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.
 
 /** The `--flash` inputs as the bench writes them, and the version of the app image among them. */
 async function benchImage(inputs: string[]): Promise<import('../../harness/serial-board.ts').BenchImage> {
-  const [{ planFlash }, { productPartitions }, { describeImage }] = await Promise.all([
+  const [{ planFlash }, { productPartitions }, { appDescriptorOfImage }] = await Promise.all([
     import('../../harness/flash/inputs.ts'),
     import('../../firmware/virtual-esp32/firmware-image.ts'),
-    import('../../firmware/image/describe.ts'),
+    import('../../firmware/image/app-desc.ts'),
   ]);
   const productTable = productPartitions();
   let plan;
@@ -32,7 +32,7 @@ async function benchImage(inputs: string[]): Promise<import('../../harness/seria
   } catch (err) {
     throw new RigError(`--flash: ${(err as Error).message}`);
   }
-  const apps = plan.files.map((f) => describeImage(f.data).app?.version).filter((v): v is string => typeof v === 'string');
+  const apps = plan.files.map((f) => appDescriptorOfImage(f.data)?.version).filter((v): v is string => typeof v === 'string');
   if (apps.length !== 1) throw new RigError(`--flash: the inputs must hold exactly one app image (with an app descriptor), found ${apps.length}`);
   return { plan, version: apps[0]!, productTable, flashed: new Set() };
 }
