@@ -1,5 +1,5 @@
 // The SQLite store's schema: numbered migrations, applied in order, `PRAGMA user_version` recording how
-// far (docs/storage.md). PostgreSQL's are in cloud/store/postgres.ts, kept in step with these.
+// far (docs/storage.md). PostgreSQL's are in cloud/store/postgres-migrations.ts, kept in step with these.
 import type Database from 'better-sqlite3';
 
 /** Each entry runs once, in order, inside a transaction; `PRAGMA user_version` records how far. */
