@@ -247,9 +247,12 @@ describe('fleet serve, SIGTERM under load', () => {
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
     const closed = new Promise<void>((r) => socket.once('close', () => r()));
-    socket.write(`POST /devices/${slow.uuid}/backup HTTP/1.1\r\n${head}\r\n\r\n`);
-    socket.write(blob.subarray(0, 32 * 1024));
-    await new Promise((r) => setTimeout(r, 300)); // the worker has it, waiting for the rest of the body
+    // Expect: 100-continue, so that the worker says when it has the request (a fixed wait raced a loaded machine).
+    socket.write(`POST /devices/${slow.uuid}/backup HTTP/1.1\r\n${head}\r\nexpect: 100-continue\r\n\r\n`);
+    const continued = Date.now() + 20_000;
+    while (!Buffer.concat(chunks).toString('latin1').startsWith('HTTP/1.1 100 Continue\r\n') && Date.now() < continued) await new Promise((r) => setTimeout(r, 10));
+    expect(Buffer.concat(chunks).toString('latin1'), 'the worker has the request').toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\n$/);
+    socket.write(blob.subarray(0, 32 * 1024)); // the worker has it, waiting for the rest of the body
 
     serve.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
