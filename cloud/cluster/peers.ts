@@ -4,6 +4,7 @@
 // a client that changes something and then asks any worker sees its change. One process (WORKERS=1,
 // the tests' in-process clouds) has no peers.
 import type { PeerEvent, SupervisorMessage, WorkerMessage } from './messages.ts';
+import { sendOrDrop } from './ipc.ts';
 import { isSupervisorMessage } from './messages.ts';
 
 export type { PeerEvent } from './messages.ts';
@@ -37,7 +38,7 @@ export function clusterPeers(channel: NodeJS.Process = process): Peers {
     await Promise.all(handlers.map((h) => h(event)));
   };
   const send = (m: WorkerMessage) => {
-    if (channel.connected && channel.send) channel.send(m);
+    if (channel.connected) void sendOrDrop(channel, m);
   };
   channel.on('message', (m: unknown) => {
     if (!isSupervisorMessage(m)) return;

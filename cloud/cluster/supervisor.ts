@@ -9,6 +9,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { CloudConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
+import { sendOrDrop } from './ipc.ts';
 import { isWorkerMessage, WORKER_SLOT_ENV, type SupervisorMessage, type WorkerMessage, type WorkerStats } from './messages.ts';
 import { stoppedLine } from './stats.ts';
 
@@ -80,8 +81,9 @@ export async function superviseWorkers(opts: SupervisorOptions): Promise<Service
   let settleStart: (() => void) | undefined;
   const started = new Promise<void>((r) => (settleStart = r));
 
+  // A worker that died under the message needs none: its exit is handled below.
   const post = (w: Worker, m: SupervisorMessage) => {
-    if (w.isConnected()) w.send(m);
+    if (w.isConnected()) void sendOrDrop(w, m);
   };
   const live = () => slots.flatMap((s) => (s.worker && s.listening ? [s.worker] : []));
   const finishRelay = (relayId: number) => {
@@ -124,6 +126,9 @@ export async function superviseWorkers(opts: SupervisorOptions): Promise<Service
     w.on('message', (m: unknown) => {
       if (isWorkerMessage(m)) onMessage(slot, w, m);
     });
+    // Sends drop their own failures (sendOrDrop); whatever else node reports about a worker (a signal
+    // that could not be sent) is said, never left to end the supervisor and with it the service.
+    w.on('error', (e: Error) => say(`worker ${slot.index} (pid ${w.process.pid}): ${e.message}`));
     w.on('listening', (address) => {
       slot.listening = true;
       const host = address.address?.includes(':') ? `[${address.address}]` : address.address;

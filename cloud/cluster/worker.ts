@@ -7,14 +7,12 @@ import { loadConfig } from '../config.ts';
 import { startCloudServer, type RunningCloud } from '../server.ts';
 import { startProblem } from '../start-problem.ts';
 import { isSupervisorMessage, WORKER_SLOT_ENV, type WorkerMessage } from './messages.ts';
+import { sendOrDrop } from './ipc.ts';
 import { clusterPeers } from './peers.ts';
 import { workerStats } from './stats.ts';
 
-function send(m: WorkerMessage): Promise<void> {
-  return new Promise((resolve) => {
-    if (!process.connected || !process.send) return resolve();
-    process.send(m, undefined, {}, () => resolve());
-  });
+async function send(m: WorkerMessage): Promise<void> {
+  if (process.connected) await sendOrDrop(process, m);
 }
 
 async function main(): Promise<void> {
