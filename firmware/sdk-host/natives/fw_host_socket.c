@@ -35,6 +35,11 @@
  *    closes the SoftAP's server) left the report calling the closed listener's forgotten object (XS
  *    abort: "xsGetHostData: not a host object", found by the device fuzz). lwIP aborts the pending
  *    connections of a listener it closes.
+ * 7. The peer's FIN is reported once the bytes before it are read, as lwIP does (modSocket.c's
+ *    disconnectedWhileReading). Reported at once, it ended a response the firmware was still reading
+ *    at its own pace (a backup download whose sender had sent everything and closed, while the
+ *    board wrote the last window to flash), and http.js or the exchange took the missing bytes for
+ *    a cut connection. Until they are read, each poll finds the socket readable and leaves it so.
  */
 #include "xsmc.h"
 #include <errno.h>
@@ -204,6 +209,8 @@ static void fwSocketReadable(void *the, void *refcon, uint8_t *message, uint16_t
 	ssize_t count = recv(xss->skt, inbox->bytes + unread, kReceiveWindow - unread, MSG_DONTWAIT);
 	if ((count < 0) && ((EAGAIN == errno) || (EWOULDBLOCK == errno) || (EINTR == errno)))
 		return; /* a second report of bytes the first one read */
+	if ((0 == count) && unread)
+		return; /* 7. the peer's FIN behind bytes the firmware has not read yet */
 
 	socketUpUseCount(the, xss);
 	if (count <= 0) {
