@@ -26,6 +26,7 @@ import { flashFactoryImages } from './factory-flash.ts';
 import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES, firmwareImage, productPartitions, variantOf } from './firmware-image.ts';
 import { describeEnd, FirmwareProcess, runnableCopy, type FirmwareEnd, type HeapFigures } from './firmware-process.ts';
 import { FlashImage } from './flash-image.ts';
+import { flashTimingOf, type FlashTiming, type FlashTimingOption } from './flash-timing.ts';
 import { BoardNetwork } from './network.ts';
 import { Nvs } from './nvs.ts';
 import { framebufferText } from './oled-text.ts';
@@ -115,6 +116,12 @@ export interface SdkBoardOptions {
    * does not ask.
    */
   onFlashOp?: (op: FlashOp) => 'go' | 'cut' | number;
+  /**
+   * How long the flash takes to program and erase (flash-timing.ts): the GD25Q64C's typical times by
+   * default, as on a board, so that the firmware's writes pace it as they would there; 'off' for a test
+   * that needs speed and measures nothing the flash's time would change.
+   */
+  flashTiming?: FlashTimingOption;
 }
 
 /** A file system operation of the firmware, as onFlashOp sees it: its path in the flash folder (`/backup.json`); a write's length. */
@@ -157,6 +164,7 @@ export class SdkBoard {
   /** The most the heaps held live (after a collection) in any sample since the firmware started (heapSampleMs). */
   heapLive = { chunkBytes: 0, slots: 0, stackSlots: 0, samples: 0 };
   private readonly chip: ChipSpec;
+  private readonly flashTiming: FlashTiming | undefined;
   readonly efuses: Efuses;
   /** The key block the firmware's HMAC uses: the manifest's defines.fuse.hmac_key, as fw_fuse.c is built with. */
   private readonly hmacKeyBlock = manifestHmacKeyBlock();
@@ -183,6 +191,7 @@ export class SdkBoard {
 
   private constructor(private readonly o: SdkBoardOptions) {
     this.chip = chipByName(o.chip ?? DEFAULT_CHIP);
+    this.flashTiming = flashTimingOf(o.flashTiming);
     this.identityNow = { ...o.identity };
     this.efuses = o.efuses ?? efusesFromKey(o);
     mkdirSync(o.flashDir, { recursive: true });
@@ -346,6 +355,7 @@ export class SdkBoard {
       // on the trace; the heap probe reads the same counters, so the samples are left out.
       onTrace: (line) => void (line.startsWith('instruments') || this.consoleLines.push(`XS ${line}`)),
       watchFlash: this.o.onFlashOp !== undefined,
+      flashTiming: this.flashTiming,
       onEnd: (end) => {
         if (this.firmware !== firmware) return;
         if (this.closed) return bootEnded(end); // powered off: a start under way ends too

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ChipCallHandlers } from './chip-calls.ts';
 import { ChipChannel } from './chip-channel.ts';
+import { flashTimingEnv, type FlashTiming } from './flash-timing.ts';
 
 /** loader.c's exit statuses. */
 export const EXIT_RESTART = 3;
@@ -62,6 +63,8 @@ export interface FirmwareProcessOptions {
   onEnd: (end: FirmwareEnd) => void;
   /** The file system's operations go to handlers.flashOp before they happen (a power-cut trial: natives/fw_host_flash.c). */
   watchFlash?: boolean;
+  /** The flash chip's program and erase times (flash-timing.ts); unset, the flash takes no time. */
+  flashTiming?: FlashTiming;
 }
 
 export class FirmwareProcess {
@@ -75,7 +78,13 @@ export class FirmwareProcess {
   private stderrTail = '';
 
   constructor(o: FirmwareProcessOptions) {
-    this.child = spawn(o.loader, [o.firmware], { cwd: o.flashDir, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'], ...(o.watchFlash ? { env: { ...process.env, FW_HOST_FLASH_OPS: '1' } } : {}) });
+    // This board's own say only, whatever the owner's environment holds.
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.FW_HOST_FLASH_OPS;
+    delete env.FW_HOST_FLASH_TIMING;
+    if (o.watchFlash) env.FW_HOST_FLASH_OPS = '1';
+    Object.assign(env, flashTimingEnv(o.flashTiming));
+    this.child = spawn(o.loader, [o.firmware], { cwd: o.flashDir, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'], env });
     const [, stdout, stderr, calls, events, uart] = this.child.stdio as unknown as [null, Readable, Readable, Readable & Writable, Writable, Readable & Writable];
     this.uart = uart;
     uart.on('data', (chunk: Buffer) => o.onUart(new Uint8Array(chunk)));

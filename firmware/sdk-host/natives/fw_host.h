@@ -53,6 +53,10 @@ int fwCall(xsMachine *the, uint16_t call, fwOut *out, fwIn *answer);
 typedef void (*fwEventHandler)(xsMachine *the, fwIn *fields);
 void fwOnEvent(uint16_t event, fwEventHandler handler);
 
+/* The flash chip's time for `bytes` programmed (erases included), and for a file system metadata commit (fw_host_flash_time.c). */
+void fwFlashProgramTime(uint32_t bytes);
+void fwFlashMetadataTime(void);
+
 /* The machine the events are delivered into; set by the loader once the firmware has started. */
 xsMachine *fwMachine(void);
 

@@ -7,10 +7,12 @@
  * the operation happen; for a write, 0 or more lets that many of its bytes reach the flash first, and
  * the module then calls with "cut"; to cut the power before an operation the Node side kills this
  * process and never answers. Without a watcher the call returns -1 at once and the chip is not asked.
- * Nothing of this exists on the chip (the product's `file` is the SDK's modLittlefs.c).
+ * Nothing of this exists on the chip (the product's `file` is the SDK's modLittlefs.c). Every operation
+ * also takes the flash chip's time (fw_host_flash_time.c), watched or not.
  */
 #include "fw_host.h"
 #include <stdlib.h>
+#include <string.h>
 
 static int gWatched = -1;
 
@@ -18,6 +20,12 @@ void xs_fw_host_flash_op(xsMachine *the)
 {
 	fwOut out = {0};
 	fwIn in;
+	const char *op = xsmcToString(xsArg(0));
+	/* The flash's own time (fw_host_flash_time.c), before the operation as on the chip. */
+	if (!strcmp(op, "write"))
+		fwFlashProgramTime((uint32_t)xsmcToInteger(xsArg(2)));
+	else if (strcmp(op, "cut"))
+		fwFlashMetadataTime();
 	if (gWatched < 0)
 		gWatched = (NULL != getenv("FW_HOST_FLASH_OPS")) ? 1 : 0;
 	if (!gWatched) {

@@ -40,6 +40,8 @@ void xs_ota_write(xsMachine *the)
 	if (!ota || !ota->open)
 		xsUnknownError("write failed");
 	xsmcGetBufferReadable(xsArg(0), &data, &size);
+	/* OTA_WITH_SEQUENTIAL_WRITES: each sector is erased as the image reaches it (fw_host_flash_time.c). */
+	fwFlashProgramTime((uint32_t)size);
 	fwOutBytes(&out, data, (uint32_t)size);
 	if (fwCall(NULL, FW_CALL_OTA_WRITE, &out, NULL))
 		xsUnknownError("write failed");
@@ -60,6 +62,8 @@ void xs_ota_complete(xsMachine *the)
 	if (!ota || !ota->open)
 		xsUnknownError("bad state");
 	ota->open = 0;
+	/* esp_ota_set_boot_partition: an otadata sector erased and an entry written. */
+	fwFlashProgramTime(4096);
 	if (fwCall(NULL, FW_CALL_OTA_COMPLETE, NULL, NULL))
 		xsUnknownError("end failed");
 }
@@ -116,6 +120,10 @@ void xs_fw_ota_last_invalid_app(xsMachine *the)
 void xs_fw_ota_mark_valid(xsMachine *the)
 {
 	fwIn in;
+	int marked;
 	fwCall(the, FW_CALL_OTA_MARK_VALID, NULL, &in);
-	xsmcSetBoolean(xsResult, fwInBool(&in));
+	marked = fwInBool(&in);
+	if (marked)
+		fwFlashProgramTime(4096); /* otadata rewritten, as esp_ota_set_boot_partition does */
+	xsmcSetBoolean(xsResult, marked);
 }

@@ -54,6 +54,8 @@ void xs_preference_set(xsMachine *the)
 	fwOutInt(&out, integer);
 	fwOutString(&out, string);
 	fwOutBytes(&out, data, (uint32_t)length);
+	/* NVS writes a 32-byte entry and the value's own entries (fw_host_flash_time.c). */
+	fwFlashProgramTime(32 + (uint32_t)length + (uint32_t)strlen(string));
 	fwCall(the, FW_CALL_NVS_SET, &out, NULL);
 }
 
@@ -86,6 +88,7 @@ void xs_preference_delete(xsMachine *the)
 	fwOut out = {0};
 	fwOutString(&out, xsmcToString(xsArg(0)));
 	fwOutString(&out, xsmcToString(xsArg(1)));
+	fwFlashProgramTime(32); /* the entry's state bits */
 	fwCall(the, FW_CALL_NVS_DELETE, &out, NULL);
 }
 
