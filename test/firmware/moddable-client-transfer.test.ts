@@ -1,72 +1,8 @@
-// The buffers between Moddable's synchronous `http` Request callbacks and the core's asynchronous
-// body readers (hal/http-transfer.ts), and the request-target and response-head text of the board's
-// listeners (hal/http-text.ts): pure code, checked on Node.
+// The text of HTTP/1.1 on a board (hal/http-text.ts): the request targets and response heads of its
+// listeners, the URLs and request heads of its own requests; and its MAC spellings. Pure code, on Node.
 import { describe, expect, it } from 'vitest';
-import { DownloadQueue, UploadPump } from '../../firmware/src/platform/moddable/hal/http-transfer.ts';
-import { parseTarget, responseHead } from '../../firmware/src/platform/moddable/hal/http-text.ts';
+import { parseTarget, parseUrl, requestHead, responseHead } from '../../firmware/src/platform/moddable/hal/http-text.ts';
 import { macBytes, macList, macText } from '../../firmware/src/platform/moddable/hal/buffers.ts';
-
-const settle = async () => {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
-};
-
-function readerOf(chunks: Uint8Array[]) {
-  let i = 0;
-  return { read: async () => chunks[i++] ?? null };
-}
-
-describe('an upload pump (requestFragment)', () => {
-  it('hands out the body as the socket has room, one chunk read ahead, then ends', async () => {
-    const pump = new UploadPump(readerOf([new Uint8Array([1, 2, 3, 4, 5]), new Uint8Array([6, 7])]), 7);
-    const fail = (err: Error) => {
-      throw err;
-    };
-    expect(pump.next(4, fail)!.byteLength).toBe(0); // the first chunk is still being read
-    await settle();
-    expect([...new Uint8Array(pump.next(4, fail)!)]).toEqual([1, 2, 3, 4]);
-    expect([...new Uint8Array(pump.next(4, fail)!)]).toEqual([5]);
-    await settle();
-    expect([...new Uint8Array(pump.next(4, fail)!)]).toEqual([6, 7]);
-    expect(pump.next(4, fail)).toBeUndefined();
-  });
-
-  it('fails the request when the reader ends short or throws', async () => {
-    const errors: string[] = [];
-    const short = new UploadPump(readerOf([new Uint8Array(3)]), 10);
-    await settle();
-    short.next(100, (e) => errors.push(e.message));
-    await settle();
-    short.next(100, (e) => errors.push(e.message));
-    const broken = new UploadPump({ read: async () => Promise.reject(new Error('flash')) }, 10);
-    await settle();
-    broken.next(100, (e) => errors.push(e.message));
-    expect(errors).toEqual(['the upload ended at 3 of 10 bytes', 'flash']);
-  });
-});
-
-describe('a download queue (responseFragment)', () => {
-  it('gives fragments to the reader in order, then null', async () => {
-    const queue = new DownloadQueue(100);
-    const first = queue.read();
-    queue.push(new Uint8Array([1]).buffer);
-    queue.push(new Uint8Array([2, 3]).buffer);
-    queue.end();
-    expect([...(await first)!]).toEqual([1]);
-    expect([...(await queue.read())!]).toEqual([2, 3]);
-    expect(await queue.read()).toBeNull();
-  });
-
-  it('calls onOverflow past its bound and rejects reads once failed', async () => {
-    const queue = new DownloadQueue(4);
-    let overflowed = false;
-    queue.onOverflow = () => (overflowed = true);
-    queue.push(new ArrayBuffer(3));
-    queue.push(new ArrayBuffer(3));
-    expect(overflowed).toBe(true);
-    queue.fail(new Error('cut'));
-    await expect(queue.read()).rejects.toThrow('cut');
-  });
-});
 
 describe('request targets and response heads', () => {
   it('takes origin-form and absolute-form targets, keeps the path encoded, decodes the query', () => {
@@ -93,15 +29,20 @@ describe('MAC spellings', () => {
   });
 });
 
-describe('a download queue and a TLS record', () => {
-  it('hands a 16 KB fragment out as 4 KB views of it, without copying', async () => {
-    const queue = new DownloadQueue(32 * 1024, 4096);
-    const record = new ArrayBuffer(16 * 1024);
-    queue.push(record);
-    queue.end();
-    const pieces: Uint8Array[] = [];
-    for (let p = await queue.read(); p; p = await queue.read()) pieces.push(p);
-    expect(pieces.map((p) => p.length)).toEqual([4096, 4096, 4096, 4096]);
-    expect(pieces.every((p) => p.buffer === record)).toBe(true);
+describe("the board's own requests", () => {
+  it('parses http and https URLs, with ports, IPv6 hosts and a bare query', () => {
+    expect(parseUrl('http://127.0.0.3:8080/backup')).toEqual({ secure: false, host: '127.0.0.3', port: 8080, path: '/backup' });
+    expect(parseUrl('https://[::1]/ota?x=1')).toEqual({ secure: true, host: '[::1]', port: 443, path: '/ota?x=1' });
+    expect(parseUrl('http://cloud.example?v=1')).toEqual({ secure: false, host: 'cloud.example', port: 80, path: '/?v=1' });
+    expect(() => parseUrl('ftp://x/')).toThrow(/not an http\(s\) URL/);
+  });
+
+  it("writes Host with a port that is not the scheme's, the body's length, one request per connection", () => {
+    const url = parseUrl('http://127.0.0.3:8080/backup');
+    expect(requestHead('PUT', url, { 'visual-token': 't', Connection: 'keep-alive', 'Content-Length': '9' }, 12)).toBe(
+      'PUT /backup HTTP/1.1\r\nvisual-token: t\r\nhost: 127.0.0.3:8080\r\ncontent-length: 12\r\nconnection: close\r\n\r\n',
+    );
+    expect(requestHead('GET', parseUrl('https://cloud.example/x'), { Host: 'other' }, undefined)).toBe('GET /x HTTP/1.1\r\nHost: other\r\nconnection: close\r\n\r\n');
+    expect(() => requestHead('GET', url, { x: 'a\r\nb' }, undefined)).toThrow(/line break/);
   });
 });

@@ -15,7 +15,7 @@ import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
 import { sha256Hex } from '../helpers/images.ts';
 
-/** What the OTA client reads at a time (the platform's download pieces, DownloadQueue). */
+/** What the OTA client reads at a time (the platform's download pieces, hal/http-exchange.ts RESPONSE_PIECE_BYTES). */
 const CHUNK_BYTES = 4096;
 const SLOT_1 = 0x310000;
 

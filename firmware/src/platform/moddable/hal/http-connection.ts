@@ -14,9 +14,7 @@ import { PulledBody } from './http-body.ts';
 import type { ListenerLimits } from './http-limits.ts';
 import { SocketWriter, writeResponse } from './http-response.ts';
 import { CONTINUE_LINE, HttpRefusal, parseTarget, refusalResponse } from './http-text.ts';
-
-const READABLE = 2;
-const WRITABLE = 3;
+import { SOCKET_READABLE, SOCKET_WRITABLE } from './stream-socket.ts';
 
 export interface ConnectionOptions {
   handler: HttpHandler;
@@ -61,8 +59,8 @@ export class HttpConnection {
 
   private onSocket(message: number): void {
     if (message < 0) return this.close();
-    if (message === WRITABLE) return this.phase === 'linger' ? this.close() : this.writer.writable();
-    if (message !== READABLE) return;
+    if (message === SOCKET_WRITABLE) return this.phase === 'linger' ? this.close() : this.writer.writable();
+    if (message !== SOCKET_READABLE) return;
     if (this.phase === 'head') this.readHead();
     else if (this.phase === 'body') this.body?.readable();
     else this.body?.discard();

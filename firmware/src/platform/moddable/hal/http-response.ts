@@ -1,18 +1,18 @@
-/// <reference path="../types/http-detach.d.ts" />
-// Writing a response on a detached socket (http-connection.ts): as much as the socket has room for
-// (`write()` with no argument answers tcp_sndbuf; a larger write throws in modSocket.c), then the
-// next "writable" report (lwIP's sent callback) for more. The head carries the content-length, the
-// body streams from the core's reader chunk by chunk: a 512 KB backup never sits in memory.
-import type { DetachedSocket } from 'http';
+// Writing on a socket: a response on a detached connection (http-connection.ts), a request the board
+// sends (http-exchange.ts). As much as the socket has room for (`write()` with no argument answers
+// tcp_sndbuf; a larger write throws in modSocket.c), then the next "writable" report (lwIP's sent
+// callback) for more. The head carries the content-length, the body streams from the core's reader
+// chunk by chunk: a 512 KB backup never sits in memory.
 import type { HttpResponse } from '../../../hal/network.ts';
 import { HttpRefusal, refusalResponse, responseHead } from './http-text.ts';
+import type { StreamSocket } from './stream-socket.ts';
 
 export class SocketWriter {
   private waiter: (() => void) | undefined;
   private aborted = false;
 
   constructor(
-    private readonly socket: DetachedSocket,
+    private readonly socket: StreamSocket,
     /** Called when the writer starts waiting for room, and with false when it has it again. */
     private readonly stalled: (waiting: boolean) => void,
   ) {}

@@ -1,5 +1,6 @@
-// The text of HTTP/1.1 on a board's listeners (RFC 9112): request targets, response heads and the
-// JSON refusals a listener makes before the core sees a request (docs/board-http-limits.md).
+// The text of HTTP/1.1 on a board (RFC 9112): on its listeners, request targets, response heads and the
+// JSON refusals a listener makes before the core sees a request (docs/board-http-limits.md); for its
+// own requests (http-client.ts), URLs and request heads.
 import { utf8Encode } from '../../../core/bytes.ts';
 import { DeviceError, type DeviceErrorCode, type DeviceErrorStatus } from '../../../core/errors.ts';
 import type { HttpResponse } from '../../../hal/network.ts';
@@ -73,3 +74,36 @@ export function responseHead(status: number, headers: Record<string, string>): U
 }
 
 export const CONTINUE_LINE = utf8Encode('HTTP/1.1 100 Continue\r\n\r\n');
+
+export interface RequestUrl {
+  secure: boolean;
+  host: string;
+  port: number;
+  /** The request target in origin-form (RFC 9112 section 3.2.1). */
+  path: string;
+}
+
+export function parseUrl(url: string): RequestUrl {
+  const m = /^(https?):\/\/(\[[0-9A-Fa-f:.]+\]|[^/:?#\s]+)(?::(\d{1,5}))?([/?][^#\s]*)?$/.exec(url);
+  if (!m) throw new Error(`not an http(s) URL: ${JSON.stringify(url)}`);
+  const secure = m[1] === 'https';
+  const path = m[4] ?? '/';
+  return { secure, host: m[2]!, port: m[3] ? Number(m[3]) : secure ? 443 : 80, path: path.startsWith('?') ? `/${path}` : path };
+}
+
+/** The request line and headers: Host with its port where it is not the scheme's, one request per connection. */
+export function requestHead(method: string, url: RequestUrl, headers: Record<string, string>, bodyLength: number | undefined): string {
+  const lines = [`${method} ${url.path} HTTP/1.1`];
+  const given = new Set<string>();
+  for (const [name, value] of Object.entries(headers)) {
+    if (/[\r\n]/.test(name + value)) throw new Error(`header ${name} holds a line break`);
+    const lower = name.toLowerCase();
+    if (lower === 'connection' || lower === 'content-length' || lower === 'transfer-encoding') continue; // the client's to say
+    given.add(lower);
+    lines.push(`${name}: ${value}`);
+  }
+  if (!given.has('host')) lines.push(`host: ${url.port === (url.secure ? 443 : 80) ? url.host : `${url.host}:${url.port}`}`);
+  if (bodyLength !== undefined) lines.push(`content-length: ${bodyLength}`);
+  lines.push('connection: close', '', '');
+  return lines.join('\r\n');
+}
