@@ -37,6 +37,11 @@ export interface VirtualImageOptions {
   date?: string;
   time?: string;
   secureVersion?: number;
+  /**
+   * Bytes of constant data after the firmware in the first segment (a product's fonts and pages):
+   * incompressible, never loaded by the virtual chip, so that an image can have a real product's size.
+   */
+  dataBytes?: number;
 }
 
 /** "2026.03.01" → "Mar  1 2026" (the C preprocessor's __DATE__ layout). */
@@ -75,10 +80,21 @@ export function buildVirtualAppImage(o: VirtualImageOptions): Uint8Array {
     chip: o.chip,
     entry,
     segments: [
-      { loadAddress: drom.start + 0x20, data: concat([descriptor, payloadHeader, payload]) },
+      { loadAddress: drom.start + 0x20, data: concat([descriptor, payloadHeader, payload, constantData(o.dataBytes ?? 0)]) },
       { loadAddress: entry, data: new TextEncoder().encode('MC-HOST\0') },
     ],
   });
+}
+
+/** Bytes deflate cannot shrink (a SHA-256 chain), the same for every call. */
+function constantData(bytes: number): Uint8Array {
+  const data = new Uint8Array(bytes);
+  let block = sha256(new TextEncoder().encode('virtual-image-data'));
+  for (let at = 0; at < bytes; at += block.length) {
+    data.set(block.subarray(0, Math.min(block.length, bytes - at)), at);
+    block = sha256(block);
+  }
+  return data;
 }
 
 /**

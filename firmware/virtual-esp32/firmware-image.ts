@@ -61,13 +61,15 @@ export function firmwareOf(variant: HostVariant = DEFAULT_VARIANT): Promise<Uint
 }
 
 /** The app image of a configuration's firmware at `version` (the version, and secure_version, go into its esp_app_desc_t). */
-export function firmwareImage(version: string, o: { chip?: ChipSpec; projectName?: string; variant?: HostVariant; secureVersion?: number } = {}): Promise<Uint8Array> {
+export function firmwareImage(version: string, o: { chip?: ChipSpec; projectName?: string; variant?: HostVariant; secureVersion?: number; dataBytes?: number } = {}): Promise<Uint8Array> {
   const chip = o.chip ?? chipByName(DEFAULT_CHIP);
   const variant = o.variant ?? DEFAULT_VARIANT;
-  const key = `${chip.name}/${o.projectName ?? DEFAULT_PROJECT_NAME}/${version}/${o.secureVersion ?? 0}/${JSON.stringify(variantConfig(variant))}`;
+  const key = `${chip.name}/${o.projectName ?? DEFAULT_PROJECT_NAME}/${version}/${o.secureVersion ?? 0}/${o.dataBytes ?? 0}/${JSON.stringify(variantConfig(variant))}`;
   let image = images.get(key);
   if (!image) {
-    image = firmwareOf(variant).then((firmware) => buildVirtualAppImage({ chip, version, firmware, ...(o.projectName ? { projectName: o.projectName } : {}), ...(o.secureVersion ? { secureVersion: o.secureVersion } : {}) }));
+    image = firmwareOf(variant).then((firmware) =>
+      buildVirtualAppImage({ chip, version, firmware, ...(o.projectName ? { projectName: o.projectName } : {}), ...(o.secureVersion ? { secureVersion: o.secureVersion } : {}), ...(o.dataBytes ? { dataBytes: o.dataBytes } : {}) }),
+    );
     images.set(key, image);
     image.catch(() => images.delete(key));
   }
