@@ -50,4 +50,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    CREATE TABLE track_signing (class TEXT NOT NULL, product_hex TEXT NOT NULL, application TEXT NOT NULL,
      required BOOLEAN NOT NULL, keys TEXT NOT NULL, updated_at TEXT NOT NULL,
      PRIMARY KEY (class, product_hex, application));`,
+  // Operator console sessions (docs/operator-console.md), as SQLite's migration 4: only the SHA-256 of
+  // the cookie's opaque id; log-out deletes the row, so it takes effect on every instance.
+  `CREATE TABLE console_sessions (id_hash TEXT PRIMARY KEY, subject TEXT, groups TEXT NOT NULL, csrf_hash TEXT NOT NULL,
+     created_at TEXT NOT NULL, expires_at_ms BIGINT NOT NULL);
+   CREATE INDEX console_sessions_expiry ON console_sessions (expires_at_ms);`,
 ];

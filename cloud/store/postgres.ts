@@ -2,7 +2,17 @@
 // instances share it). Atomic transitions are one transaction each, serialized per function with an
 // advisory lock; the nonce replay cache is one upsert.
 import pg from 'pg';
-import { deploymentFromRow as deployment, deviceFromRow as device, releaseFromRow as release, type DeploymentRow, type ReleaseRow } from './rows.ts';
+import {
+  CONSOLE_SESSION_COLUMNS,
+  consoleSessionFromRow,
+  consoleSessionValues,
+  deploymentFromRow as deployment,
+  deviceFromRow as device,
+  releaseFromRow as release,
+  type ConsoleSessionRow,
+  type DeploymentRow,
+  type ReleaseRow,
+} from './rows.ts';
 import { PostgresFleetTables } from './postgres-fleet.ts';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.ts';
 import type {
@@ -10,6 +20,7 @@ import type {
   BackupMeta,
   CloudStore,
   ConfigVersion,
+  ConsoleSessionRecord,
   DeleteConfigResult,
   DeployResult,
   Deployment,
@@ -218,6 +229,22 @@ export class PostgresStore implements CloudStore {
       await c.query('DELETE FROM device_nonces WHERE uuid = $1', [uuid]);
       return ((await c.query('DELETE FROM devices WHERE uuid = $1', [uuid])).rowCount ?? 0) > 0;
     });
+  }
+
+  async createConsoleSession(session: ConsoleSessionRecord, nowMs: number): Promise<void> {
+    await this.tx(async (c) => {
+      await c.query('DELETE FROM console_sessions WHERE expires_at_ms <= $1', [nowMs]);
+      await c.query(`INSERT INTO console_sessions (${CONSOLE_SESSION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`, consoleSessionValues(session));
+    });
+  }
+
+  async getConsoleSession(idHash: string, nowMs: number): Promise<ConsoleSessionRecord | null> {
+    const { rows } = await this.pool.query<ConsoleSessionRow>('SELECT * FROM console_sessions WHERE id_hash = $1 AND expires_at_ms > $2', [idHash, nowMs]);
+    return rows[0] ? consoleSessionFromRow(rows[0]) : null;
+  }
+
+  async deleteConsoleSession(idHash: string): Promise<boolean> {
+    return ((await this.pool.query('DELETE FROM console_sessions WHERE id_hash = $1', [idHash])).rowCount ?? 0) > 0;
   }
 
   async recordNonce(uuid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<boolean> {

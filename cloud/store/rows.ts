@@ -1,6 +1,6 @@
 // Rows as both stores read them, to the records of types.ts. PostgreSQL returns BIGINT columns as
 // strings, SQLite as numbers; both go through here.
-import type { Deployment, DeviceRecord, FirmwareRelease } from './types.ts';
+import type { ConsoleSessionRecord, Deployment, DeviceRecord, FirmwareRelease } from './types.ts';
 
 export interface ReleaseRow {
   class: string;
@@ -63,3 +63,30 @@ export function deviceFromRow(r: DeviceRow): DeviceRecord {
   if (r.label) d.label = r.label;
   return d;
 }
+
+export interface ConsoleSessionRow {
+  id_hash: string;
+  subject: string | null;
+  groups: string;
+  csrf_hash: string;
+  created_at: string;
+  expires_at_ms: number | string;
+}
+
+export function consoleSessionFromRow(r: ConsoleSessionRow): ConsoleSessionRecord {
+  return {
+    idHash: r.id_hash,
+    subject: r.subject,
+    groups: JSON.parse(r.groups) as string[],
+    csrfHash: r.csrf_hash,
+    createdAt: r.created_at,
+    expiresAtMs: Number(r.expires_at_ms),
+  };
+}
+
+/** The row's values in the order of CONSOLE_SESSION_COLUMNS. */
+export function consoleSessionValues(s: ConsoleSessionRecord): [string, string | null, string, string, string, number] {
+  return [s.idHash, s.subject, JSON.stringify(s.groups), s.csrfHash, s.createdAt, s.expiresAtMs];
+}
+
+export const CONSOLE_SESSION_COLUMNS = 'id_hash, subject, groups, csrf_hash, created_at, expires_at_ms';

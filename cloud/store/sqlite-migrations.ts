@@ -141,6 +141,17 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      updated_at TEXT NOT NULL,
      PRIMARY KEY (class, product_hex, application)
    ) WITHOUT ROWID;`,
+  // Operator console sessions (docs/operator-console.md): an opaque id in the cookie, only its SHA-256
+  // here; log-out deletes the row, so it takes effect on every worker and instance.
+  `CREATE TABLE console_sessions (
+     id_hash TEXT PRIMARY KEY,
+     subject TEXT,
+     groups TEXT NOT NULL,
+     csrf_hash TEXT NOT NULL,
+     created_at TEXT NOT NULL,
+     expires_at_ms INTEGER NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX console_sessions_expiry ON console_sessions (expires_at_ms);`,
 ];
 
 /** Brings the database to the latest schema; refuses one newer than this program knows. */

@@ -4,7 +4,18 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { deploymentFromRow, deviceFromRow, releaseFromRow, type DeploymentRow, type DeviceRow, type ReleaseRow } from './rows.ts';
+import {
+  CONSOLE_SESSION_COLUMNS,
+  consoleSessionFromRow,
+  consoleSessionValues,
+  deploymentFromRow,
+  deviceFromRow,
+  releaseFromRow,
+  type ConsoleSessionRow,
+  type DeploymentRow,
+  type DeviceRow,
+  type ReleaseRow,
+} from './rows.ts';
 import { isBusy, SqliteBusyLine, type SqliteBusyStats } from './sqlite-busy.ts';
 import { SqliteFleetTables } from './sqlite-fleet.ts';
 import { migrateSqlite } from './sqlite-migrations.ts';
@@ -14,6 +25,7 @@ import type {
   BackupMeta,
   CloudStore,
   ConfigVersion,
+  ConsoleSessionRecord,
   DeleteConfigResult,
   DeployResult,
   Deployment,
@@ -187,6 +199,10 @@ export class SqliteStore implements CloudStore {
       ),
       deleteVersions: db.prepare(`DELETE FROM appconfig_versions WHERE function_name = ?`),
       deleteDeployment: db.prepare(`DELETE FROM appconfig_deployments WHERE function_name = ?`),
+      insertSession: db.prepare(`INSERT INTO console_sessions (${CONSOLE_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`),
+      pruneSessions: db.prepare(`DELETE FROM console_sessions WHERE expires_at_ms <= ?`),
+      getSession: db.prepare<[string, number], ConsoleSessionRow>(`SELECT * FROM console_sessions WHERE id_hash = ? AND expires_at_ms > ?`),
+      deleteSession: db.prepare(`DELETE FROM console_sessions WHERE id_hash = ?`),
       ping: db.prepare(`SELECT 1`),
     };
     this.fleet = new SqliteFleetTables(db);
@@ -407,6 +423,24 @@ export class SqliteStore implements CloudStore {
       this.stmts.deleteDeviceNonces.run(uuid);
       return this.stmts.deleteDevice.run(uuid).changes > 0;
     });
+  }
+
+  async createConsoleSession(session: ConsoleSessionRecord, nowMs: number): Promise<void> {
+    return this.writeTx(() => {
+      this.stmts.pruneSessions.run(nowMs);
+      this.stmts.insertSession.run(...consoleSessionValues(session));
+    });
+  }
+
+  async getConsoleSession(idHash: string, nowMs: number): Promise<ConsoleSessionRecord | null> {
+    return this.busy.retrying(() => {
+      const r = this.stmts.getSession.get(idHash, nowMs);
+      return r ? consoleSessionFromRow(r) : null;
+    });
+  }
+
+  async deleteConsoleSession(idHash: string): Promise<boolean> {
+    return this.busy.writing(() => this.stmts.deleteSession.run(idHash).changes > 0);
   }
 
   async recordNonce(uuid: string, nonce: string, expiresAtMs: number, nowMs: number): Promise<boolean> {

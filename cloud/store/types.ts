@@ -168,6 +168,24 @@ export interface AuditEntry {
   details: Record<string, unknown> | null;
 }
 
+/**
+ * An operator console session (docs/operator-console.md). Only SHA-256 hashes of its secrets are kept:
+ * reading the database yields no cookie that would log anyone in, and no CSRF token.
+ */
+export interface ConsoleSessionRecord {
+  /** SHA-256 (64 lower-case hex digits) of the opaque id the session cookie holds. */
+  idHash: string;
+  /** The token's subject; null when it had none. */
+  subject: string | null;
+  /** The token's groups claim at log-in: what the admin API authorizes the session with. */
+  groups: string[];
+  /** SHA-256 (hex) of the session's CSRF token. */
+  csrfHash: string;
+  createdAt: string;
+  /** The token's `exp`, capped by the console's longest session (epoch ms); refused from then on. */
+  expiresAtMs: number;
+}
+
 export interface BackupMeta {
   uuid: string;
   etag: string | null;
@@ -271,6 +289,14 @@ export interface CloudStore {
   appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void>;
   /** Newest first; `beforeId` pages back. */
   listAudit(o: { limit: number; beforeId?: number }): Promise<AuditEntry[]>;
+
+  // Operator console sessions (docs/operator-console.md)
+  /** Stores a new session and removes every session expired at `nowMs`, in one transaction. */
+  createConsoleSession(session: ConsoleSessionRecord, nowMs: number): Promise<void>;
+  /** The session with this id hash unless it expired at `nowMs`; null when none. */
+  getConsoleSession(idHash: string, nowMs: number): Promise<ConsoleSessionRecord | null>;
+  /** Ends a session (log-out), expired or not; false when there was none. */
+  deleteConsoleSession(idHash: string): Promise<boolean>;
 
   /**
    * Records a nonce for a device, atomically. Returns false when the nonce is already recorded

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../cloud/store/postgres.ts';
 import { POSTGRES_MIGRATIONS } from '../../cloud/store/postgres-migrations.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
-import type { CloudStore } from '../../cloud/store/types.ts';
+import type { CloudStore, ConsoleSessionRecord } from '../../cloud/store/types.ts';
 import { openStore } from '../../cloud/store/index.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
@@ -111,6 +111,35 @@ describe.each([
     expect(await store.deleteConfig(fn, 6000)).toEqual({ ok: true });
     expect(await store.getFunctionConfig(fn)).toEqual({ functionName: fn, latest: null, deployment: null });
     expect(await store.deleteConfig(fn, 6000)).toEqual({ ok: false, reason: 'not_found' });
+  });
+
+  it('console sessions: found by the hash of their id until they expire, ended by delete, expired ones pruned at the next log-in', async () => {
+    const session = (n: number, o: Partial<ConsoleSessionRecord> = {}): ConsoleSessionRecord => ({
+      idHash: String(n).repeat(64).slice(0, 64),
+      subject: `ops-${n} <b>ünïcode</b>`,
+      groups: ['superuser', 'staff'],
+      csrfHash: 'c'.repeat(64),
+      createdAt: '2026-01-01T00:00:00.000Z',
+      expiresAtMs: 10_000,
+      ...o,
+    });
+    await store.createConsoleSession(session(1), 0);
+    await store.createConsoleSession(session(2, { subject: null, groups: [], expiresAtMs: 5_000_000_000_000 }), 0);
+    expect(await store.getConsoleSession(session(1).idHash, 9_999)).toEqual(session(1));
+    expect(await store.getConsoleSession(session(2).idHash, 9_999)).toEqual(session(2, { subject: null, groups: [], expiresAtMs: 5_000_000_000_000 }));
+    expect(await store.getConsoleSession(session(1).idHash, 10_000)).toBeNull(); // expired: refused
+    expect(await store.getConsoleSession('f'.repeat(64), 0)).toBeNull();
+    // The same id again is refused, and the first one is kept as it was.
+    await expect(store.createConsoleSession(session(1, { subject: 'intruder' }), 0)).rejects.toThrow();
+    expect(await store.getConsoleSession(session(1).idHash, 0)).toEqual(session(1));
+    // A log-in at 10 000 removes what expired by then (looked up with an earlier clock: gone, not hidden).
+    await store.createConsoleSession(session(3), 10_000);
+    expect(await store.getConsoleSession(session(1).idHash, 0)).toBeNull();
+    expect(await store.getConsoleSession(session(3).idHash, 0)).toEqual(session(3));
+    expect(await store.deleteConsoleSession(session(2).idHash)).toBe(true);
+    expect(await store.deleteConsoleSession(session(2).idHash)).toBe(false);
+    expect(await store.getConsoleSession(session(2).idHash, 0)).toBeNull();
+    expect(await store.deleteConsoleSession(session(3).idHash)).toBe(true);
   });
 
   it('answers ping', async () => {
