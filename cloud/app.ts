@@ -10,7 +10,7 @@ import { BodyPool } from './body-pool.ts';
 import { DeviceAuthenticator } from './auth/device-signature.ts';
 import { createTokenVerifier, type TokenVerifier } from './auth/jwt.ts';
 import { consoleRoutes } from './console/routes.ts';
-import { sessionRoutes, superUserOrSession } from './console/session.ts';
+import { ConsoleSessions, sessionRoutes, superUserOrSession } from './console/session.ts';
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
 import { backupFastPath, backupPusher, backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
@@ -130,7 +130,9 @@ export function createCloud(deps: CloudDeps): Cloud {
   const auth = new DeviceAuthenticator(store, config.signatureWindowSeconds, now);
   const verifyToken = deps.verifyToken ?? createTokenVerifier(config.jwt);
   // A bearer token, or the operator console's session cookie (with its CSRF defence): docs/operator-console.md.
-  const superUser = superUserOrSession(verifyToken);
+  // Sessions live in the store, so a log-out on one worker or instance ends them on all.
+  const sessions = new ConsoleSessions(store, { now, publicUrl: config.publicUrl, groupsClaim: config.jwt.groupsClaim, superuserGroup: config.jwt.superuserGroup });
+  const superUser = superUserOrSession(verifyToken, sessions);
   const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now, peers);
   const releases = new ReleaseService(store, ota, log('svc-func-admin'), now);
   const inventory = new OtaCheckRecorder(store, log('svc-func-ota'), now, (failed) => releases.pauseOverThreshold(failed));
@@ -180,7 +182,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   app.use(
     adminRoutes({ store, releases, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
   );
-  app.use(sessionRoutes(verifyToken, { now, publicUrl: config.publicUrl }));
+  app.use(sessionRoutes(verifyToken, sessions));
   app.use(consoleRoutes(config.consoleDir));
   app.use((req, _res, next) => next(new ApiError('route_not_found', { method: req.method, path: req.path.slice(0, 256) })));
   app.use(errorMiddleware(logFor));

@@ -1,11 +1,14 @@
 // The operator console's session (docs/operator-console.md). The console logs in with the same
-// super-user JWT as the admin API: POST /console/session checks it with the same verifier and puts it
-// in an HttpOnly, SameSite=Strict cookie (never in localStorage or a URL), with a second HttpOnly
-// cookie holding a random CSRF token that the answer also gives the page, which keeps it in memory
-// and sends it as X-CSRF-Token. A request authenticated by the cookie that changes something must
-// carry that header (a cross-site form cannot), come from the console's own origin (Origin,
-// Sec-Fetch-Site), and is then checked by the admin API exactly as a bearer request is.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+// super-user JWT as the admin API: POST /console/session checks it with the same verifier, then opens
+// a session of its own in the cloud's store (so log-out ends it on every worker and instance) and
+// gives the browser only an opaque random id for it, in an HttpOnly, SameSite=Strict cookie: the JWT
+// is never in a cookie, in localStorage or in a URL. A second HttpOnly cookie holds the session's
+// random CSRF token, which the answer also gives the page; the page keeps it in memory and sends it as
+// X-CSRF-Token. A request authenticated by the cookie that changes something must carry that header
+// (a cross-site form cannot), the token must be this session's, and the request must come from the
+// console's own origin (Origin, Sec-Fetch-Site); it is then checked by the admin API exactly as a
+// bearer request is.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { SuperUser, TokenVerifier } from '../auth/jwt.ts';
 import { ApiError } from '../errors.ts';
@@ -13,32 +16,109 @@ import { route, sendJson } from '../http.ts';
 import { requireJsonBody } from '../json-body.ts';
 import { ConsoleLogin } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
+import type { CloudStore, ConsoleSessionRecord } from '../store/types.ts';
+import { cookieNames, parseCookies, setCookie, type ConsoleCookieNames } from './cookies.ts';
 
-export const SESSION_COOKIE = 'fleet_session';
-export const CSRF_COOKIE = 'fleet_csrf';
 export const CSRF_HEADER = 'x-csrf-token';
 /** A session never outlives its token, nor this. */
 export const MAX_SESSION_SECONDS = 8 * 3600;
+/** Random bytes of a session id and of a CSRF token; base64url in the cookie, 43 characters. */
+const SECRET_BYTES = 32;
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 const SAFE = new Set(['GET', 'HEAD']);
 
 export type SessionUser = SuperUser & { via: 'api' | 'console' };
 
-/** `name=value` pairs of a Cookie header (the last one wins, as browsers send the most specific first). */
-export function parseCookies(header: string | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 1) continue;
-    const name = part.slice(0, eq).trim();
-    if (!out.has(name)) out.set(name, part.slice(eq + 1).trim());
-  }
-  return out;
+export interface ConsoleSessionOptions {
+  now: () => number;
+  /** PUBLIC_URL: when it is https, browsers reach the console over https (a TLS proxy in front). */
+  publicUrl: string | undefined;
+  /** The token claim that lists the groups, and the super users' group (JWT_GROUPS_CLAIM, JWT_SUPERUSER_GROUP). */
+  groupsClaim: string;
+  superuserGroup: string;
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 function sameBytes(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * The console's sessions, kept in the store: opened at log-in, looked up on every request, deleted at
+ * log-out. The store holds only SHA-256 hashes of the id and of the CSRF token; the id is never logged.
+ */
+export class ConsoleSessions {
+  constructor(
+    private readonly store: CloudStore,
+    private readonly o: ConsoleSessionOptions,
+  ) {}
+
+  /** Whether the browser reached the console over https: a TLS connection, or an https PUBLIC_URL. */
+  https(req: Request): boolean {
+    return req.secure || (this.o.publicUrl?.startsWith('https://') ?? false);
+  }
+
+  /** The cookie names for this request's scheme (`__Host-` over https): the only ones set and read. */
+  names(req: Request): ConsoleCookieNames {
+    return cookieNames(this.https(req));
+  }
+
+  /**
+   * A new session for a verified super user, until the token's `exp` and at most MAX_SESSION_SECONDS;
+   * `maxAgeSeconds` is its lifetime from the same instant (whole seconds, at least 1), for the cookies.
+   */
+  async open(user: SuperUser): Promise<{ id: string; csrf: string; session: ConsoleSessionRecord; maxAgeSeconds: number }> {
+    const now = this.o.now();
+    const exp = typeof user.claims.exp === 'number' ? user.claims.exp * 1000 : Infinity;
+    const groups = user.claims[this.o.groupsClaim];
+    const id = randomBytes(SECRET_BYTES).toString('base64url');
+    const csrf = randomBytes(SECRET_BYTES).toString('base64url');
+    const session: ConsoleSessionRecord = {
+      idHash: sha256(id),
+      subject: user.subject ?? null,
+      groups: Array.isArray(groups) ? groups.filter((g): g is string => typeof g === 'string') : [],
+      csrfHash: sha256(csrf),
+      createdAt: new Date(now).toISOString(),
+      expiresAtMs: Math.min(exp, now + MAX_SESSION_SECONDS * 1000),
+    };
+    // Only where this cloud's clock differs from the verifier's (which refused an expired token already).
+    if (session.expiresAtMs <= now) throw new ApiError('invalid_token', undefined, 'The token expires before a console session could start');
+    await this.store.createConsoleSession(session, now);
+    return { id, csrf, session, maxAgeSeconds: Math.max(1, Math.floor((session.expiresAtMs - now) / 1000)) };
+  }
+
+  /** The live session a cookie value names; null when it names none (unknown, ended, expired, not an id). */
+  async lookup(id: string): Promise<ConsoleSessionRecord | null> {
+    if (!SESSION_ID.test(id)) return null;
+    return this.store.getConsoleSession(sha256(id), this.o.now());
+  }
+
+  /** As lookup, refusing with 401 session_expired. */
+  async find(id: string): Promise<ConsoleSessionRecord> {
+    const session = await this.lookup(id);
+    if (!session) throw new ApiError('session_expired');
+    return session;
+  }
+
+  /** Deletes the session a cookie value names, live or expired: from now on every instance refuses it. */
+  async end(id: string): Promise<void> {
+    if (SESSION_ID.test(id)) await this.store.deleteConsoleSession(sha256(id));
+  }
+
+  /** Who a session is (the audit log's actor), as a verified token would say it. */
+  userOf(s: ConsoleSessionRecord): SessionUser {
+    const claims = { [this.o.groupsClaim]: s.groups, exp: Math.floor(s.expiresAtMs / 1000), ...(s.subject === null ? {} : { sub: s.subject }) };
+    return { subject: s.subject ?? undefined, claims, via: 'console' };
+  }
+
+  /** The super user of a session, authorized as a token is: by the super users' group among its groups. */
+  authorize(s: ConsoleSessionRecord): SessionUser {
+    if (!s.groups.includes(this.o.superuserGroup)) throw new ApiError('not_superuser');
+    return this.userOf(s);
+  }
 }
 
 /** The origin the console is served from, as this request reached it. */
@@ -47,8 +127,7 @@ function ownOrigin(req: Request): string {
 }
 
 /** For a cookie-authenticated request that changes something: the CSRF token, and a same-origin sender. */
-function checkCsrf(req: Request, cookies: Map<string, string>): void {
-  const expected = cookies.get(CSRF_COOKIE);
+function checkCsrf(req: Request, expected: string | undefined): void {
   const sent = req.headers[CSRF_HEADER];
   if (!expected || typeof sent !== 'string' || !sameBytes(sent, expected)) {
     throw new ApiError('csrf_check_failed', { header: CSRF_HEADER });
@@ -59,20 +138,32 @@ function checkCsrf(req: Request, cookies: Map<string, string>): void {
   if (site !== undefined && site !== 'same-origin') throw new ApiError('csrf_check_failed', { sec_fetch_site: String(site).slice(0, 32) }, `A console request must be same-origin (Sec-Fetch-Site: ${String(site).slice(0, 32)})`);
 }
 
+/** After checkCsrf: the token sent is the one this session was opened with. */
+function checkSessionCsrf(req: Request, session: ConsoleSessionRecord): void {
+  if (!sameBytes(sha256(String(req.headers[CSRF_HEADER])), session.csrfHash)) {
+    throw new ApiError('csrf_check_failed', { header: CSRF_HEADER }, "The CSRF token is not this console session's");
+  }
+}
+
 /**
  * The super-user authorizer of /admin and /appconfig, accepting the console's session cookie besides
- * `Authorization: Bearer`: the bearer header wins when both are sent. The token is verified the same
- * way either way; the user is marked with how it came (the audit log's `via`).
+ * `Authorization: Bearer`: the bearer header wins when both are sent. A bearer token is verified; a
+ * cookie names a session that must be in the store and live. The user is marked with how it came (the
+ * audit log's `via`). A JWT in the cookie is not a session id: refused like any unknown one.
  */
-export function superUserOrSession(verify: TokenVerifier): RequestHandler {
+export function superUserOrSession(verify: TokenVerifier, sessions: ConsoleSessions): RequestHandler {
   return (req, res, next) => {
     if (res.locals.superUser) return next();
-    const cookies = parseCookies(req.headers.cookie);
-    const session = req.headers.authorization === undefined ? cookies.get(SESSION_COOKIE) : undefined;
     const run = async (): Promise<SessionUser> => {
-      if (session === undefined) return { ...(await verify(req.headers.authorization)), via: 'api' };
-      if (!SAFE.has(req.method)) checkCsrf(req, cookies);
-      return { ...(await verify(`Bearer ${session}`)), via: 'console' };
+      const names = sessions.names(req);
+      const cookies = parseCookies(req.headers.cookie);
+      const id = req.headers.authorization === undefined ? cookies.get(names.session) : undefined;
+      if (id === undefined) return { ...(await verify(req.headers.authorization)), via: 'api' };
+      const changes = !SAFE.has(req.method);
+      if (changes) checkCsrf(req, cookies.get(names.csrf));
+      const session = await sessions.find(id);
+      if (changes) checkSessionCsrf(req, session);
+      return sessions.authorize(session);
     };
     run().then((user) => {
       res.locals.superUser = user;
@@ -81,18 +172,13 @@ export function superUserOrSession(verify: TokenVerifier): RequestHandler {
   };
 }
 
-function cookie(name: string, value: string, maxAgeSeconds: number, secure: boolean): string {
-  return `${name}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
-}
-
 const checkLogin = checker(ConsoleLogin);
 
-export function sessionRoutes(verify: TokenVerifier, o: { now: () => number; publicUrl: string | undefined }): Router {
+export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions): Router {
   const router = Router();
-  const secure = (req: Request) => req.secure || (o.publicUrl?.startsWith('https://') ?? false);
-  const answer = (res: Response, user: SuperUser, csrf: string, status: number) => {
-    const exp = typeof user.claims.exp === 'number' ? user.claims.exp * 1000 : o.now() + MAX_SESSION_SECONDS * 1000;
-    sendJson(res, status, { subject: user.subject ?? null, expires_at: new Date(Math.min(exp, o.now() + MAX_SESSION_SECONDS * 1000)).toISOString(), csrf_token: csrf });
+  const answer = (res: Response, session: ConsoleSessionRecord, csrf: string, status: number) => {
+    res.setHeader('cache-control', 'no-store');
+    sendJson(res, status, { subject: session.subject, expires_at: new Date(session.expiresAtMs).toISOString(), csrf_token: csrf });
   };
 
   router.post(
@@ -103,44 +189,52 @@ export function sessionRoutes(verify: TokenVerifier, o: { now: () => number; pub
       if (origin !== undefined && origin !== ownOrigin(req)) throw new ApiError('csrf_check_failed', { origin: origin.slice(0, 200) }, `A console log-in must come from the console's own origin, not ${origin.slice(0, 200)}`);
       const { token } = checked(checkLogin, requireJsonBody(req), 'invalid_body');
       const user = await verify(`Bearer ${token}`);
+      const names = sessions.names(req);
+      const { id, csrf, session, maxAgeSeconds } = await sessions.open(user);
       res.locals.superUser = { ...user, via: 'console' } satisfies SessionUser;
-      const exp = typeof user.claims.exp === 'number' ? user.claims.exp * 1000 : Infinity;
-      const maxAge = Math.max(1, Math.floor(Math.min(exp - o.now(), MAX_SESSION_SECONDS * 1000) / 1000));
-      const csrf = randomBytes(32).toString('base64url');
-      res.setHeader('set-cookie', [cookie(SESSION_COOKIE, token, maxAge, secure(req)), cookie(CSRF_COOKIE, csrf, maxAge, secure(req))]);
-      res.setHeader('cache-control', 'no-store');
-      answer(res, user, csrf, 201);
+      // The browser's earlier session, if it sent one, is replaced: ended, not left alive unreachable.
+      const previous = parseCookies(req.headers.cookie).get(names.session);
+      if (previous !== undefined) await sessions.end(previous);
+      const https = sessions.https(req);
+      res.setHeader('set-cookie', [setCookie(names.session, id, maxAgeSeconds, https), setCookie(names.csrf, csrf, maxAgeSeconds, https)]);
+      answer(res, session, csrf, 201);
     }),
   );
 
   router.get(
     '/console/session',
     route(async (req, res) => {
+      const names = sessions.names(req);
       const cookies = parseCookies(req.headers.cookie);
-      const session = cookies.get(SESSION_COOKIE);
-      const csrf = cookies.get(CSRF_COOKIE);
-      if (session === undefined || csrf === undefined) throw new ApiError('missing_token', undefined, 'No console session: log in');
-      const user = await verify(`Bearer ${session}`);
-      res.setHeader('cache-control', 'no-store');
-      answer(res, user, csrf, 200);
+      const id = cookies.get(names.session);
+      const csrf = cookies.get(names.csrf);
+      if (id === undefined || csrf === undefined) throw new ApiError('missing_token', undefined, 'No console session: log in');
+      const session = await sessions.find(id);
+      if (!sameBytes(sha256(csrf), session.csrfHash)) throw new ApiError('session_expired', undefined, "The CSRF cookie is not this console session's: log in again");
+      sessions.authorize(session);
+      answer(res, session, csrf, 200);
     }),
   );
 
   router.delete(
     '/console/session',
     route(async (req, res) => {
+      const names = sessions.names(req);
       const cookies = parseCookies(req.headers.cookie);
       // A log-out is a change too: only the console itself may ask for it.
-      checkCsrf(req, cookies);
-      const session = cookies.get(SESSION_COOKIE);
-      if (session !== undefined) {
-        try {
-          res.locals.superUser = { ...(await verify(`Bearer ${session}`)), via: 'console' } satisfies SessionUser;
-        } catch {
-          /* an expired session is ended all the same */
+      checkCsrf(req, cookies.get(names.csrf));
+      const id = cookies.get(names.session);
+      if (id !== undefined) {
+        const session = await sessions.lookup(id);
+        if (session) {
+          checkSessionCsrf(req, session);
+          res.locals.superUser = sessions.userOf(session);
         }
+        // Deleted from the store (an expired one too): every worker and instance refuses it from now on.
+        await sessions.end(id);
       }
-      res.setHeader('set-cookie', [cookie(SESSION_COOKIE, '', 0, secure(req)), cookie(CSRF_COOKIE, '', 0, secure(req))]);
+      const https = sessions.https(req);
+      res.setHeader('set-cookie', [setCookie(names.session, '', 0, https), setCookie(names.csrf, '', 0, https)]);
       res.status(204).end();
     }),
   );

@@ -79,7 +79,7 @@ const signatureErrors = {
   '401': error('Unknown device, invalid signature, timestamp outside the window, or replayed nonce'),
   '403': error('X-Device-UUID differs from {uuid}'),
 };
-const superUserErrors = { '401': error('Missing or invalid bearer token'), '403': error('Caller is not a super user') };
+const superUserErrors = { '401': error('Missing or invalid bearer token, or a console session that ended or expired'), '403': error('Caller is not a super user') };
 const withOptional = (base: TObject, extra: Record<string, TSchema>) =>
   Type.Object({ ...base.properties, ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, Type.Optional(v)])) });
 
@@ -458,7 +458,8 @@ export const ROUTES: RouteSpec[] = [
     method: 'post',
     path: '/console/session',
     operationId: 'consoleLogin',
-    summary: "Log the console in with a super-user JWT: HttpOnly SameSite=Strict session and CSRF cookies; the answer gives the page the CSRF token",
+    summary:
+      "Log the console in with a super-user JWT: a session kept by the cloud (until the token's exp, at most 8 h), its opaque id and CSRF token in HttpOnly SameSite=Strict cookies (__Host- over https); the answer gives the page the CSRF token",
     body: { required: true, json: ConsoleLogin },
     responses: {
       '201': json('Logged in', ConsoleSession),
@@ -474,13 +475,13 @@ export const ROUTES: RouteSpec[] = [
     path: '/console/session',
     operationId: 'consoleSession',
     summary: "The console's session (after a reload): who, until when, the CSRF token",
-    responses: { '200': json('The session', ConsoleSession), '401': error('No session, or it expired'), '403': error('Not a super user') },
+    responses: { '200': json('The session', ConsoleSession), '401': error('No session (missing_token), or it ended or expired (session_expired)'), '403': error('Not a super user') },
   },
   {
     method: 'delete',
     path: '/console/session',
     operationId: 'consoleLogout',
-    summary: 'Log the console out: both cookies cleared',
+    summary: 'Log the console out: the session is deleted from the store (refused by every instance from now on) and both cookies cleared',
     responses: { '204': empty('Logged out'), '403': error('csrf_check_failed') },
   },
   { method: 'get', path: '/console', operationId: 'consolePage', summary: 'The operator console (docs/operator-console.md)', responses: { '200': { description: 'The page', media: 'text/html' }, '503': error('console_not_built') } },

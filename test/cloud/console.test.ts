@@ -1,6 +1,7 @@
 // The operator console in a real browser (Debian's chromium driven by playwright-core) against the
-// real cloud on loopback (docs/operator-console.md): log-in with a super-user JWT kept in an HttpOnly
-// SameSite=Strict cookie (never in storage or a URL), the releases, devices, appconfig and audit pages
+// real cloud on loopback (docs/operator-console.md): log-in with a super-user JWT exchanged for a session
+// in the store, whose opaque id is in an HttpOnly SameSite=Strict cookie (the token never in a cookie,
+// in storage or in a URL), log-out ending it for good, the releases, devices, appconfig and audit pages
 // acting through the admin API, everything a device or an operator typed rendered as text, and a
 // cross-origin form refused by the CSRF defence. Screenshots of each page go to reports/console/.
 import { generateKeyPairSync } from 'node:crypto';
@@ -38,11 +39,13 @@ const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`
 // Browser-side expressions as strings: the tests are type-checked for Node, not for the DOM.
 const xssRan = () => page.evaluate('window.__xss ?? null');
 
-async function login(subject = 'test') {
+async function login(subject = 'test'): Promise<string> {
+  const jwt = await token(subject);
   await page.goto(`${cloud.url}/console`);
-  await page.getByLabel('Super-user token (JWT)').fill(await token(subject));
+  await page.getByLabel('Super-user token (JWT)').fill(jwt);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.locator('.subject').waitFor();
+  return jwt;
 }
 
 beforeAll(async () => {
@@ -130,14 +133,16 @@ describe('the operator console', () => {
     expect(await context.cookies()).toEqual([]);
   });
 
-  it('logs in: the token is in an HttpOnly SameSite=Strict cookie, in no storage and no URL; a reload keeps the session', async () => {
-    await login();
+  it('logs in: an opaque session id in an HttpOnly SameSite=Strict cookie, never the token; nothing in storage or a URL; a reload keeps the session', async () => {
+    const jwt = await login();
     expect(await page.locator('.subject').textContent()).toBe('test');
     const cookies = await context.cookies(cloud.url);
     expect(cookies.map((c) => [c.name, c.httpOnly, c.sameSite]).sort()).toEqual([
       ['fleet_csrf', true, 'Strict'],
       ['fleet_session', true, 'Strict'],
     ]);
+    expect(cookies.find((c) => c.name === 'fleet_session')!.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(cookies.every((c) => c.value !== jwt)).toBe(true);
     const seen = await page.evaluate('({ local: localStorage.length, session: sessionStorage.length, cookie: document.cookie, href: location.href })');
     expect(seen).toEqual({ local: 0, session: 0, cookie: '', href: `${cloud.url}/console` });
     await page.reload();
@@ -234,11 +239,14 @@ describe('the operator console', () => {
     expect(own.status).toBe(200);
   });
 
-  it('an operator whose token subject holds HTML sees it as text; logging out clears the session', async () => {
+  it('an operator whose token subject holds HTML sees it as text; logging out ends the session (its cookie is refused after)', async () => {
     await page.goto(`${cloud.url}/console`);
+    const kept = Object.fromEntries((await context.cookies(cloud.url)).map((c) => [c.name, c.value]));
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByLabel('Super-user token (JWT)').waitFor();
     expect(await context.cookies(cloud.url)).toEqual([]);
+    const replayed = await fetch(`${cloud.url}/admin/devices`, { headers: { cookie: `fleet_session=${kept.fleet_session}; fleet_csrf=${kept.fleet_csrf}` } });
+    expect([replayed.status, ((await replayed.json()) as any).error]).toEqual([401, 'session_expired']);
     await login(XSS_SUBJECT);
     expect(await page.locator('.subject').textContent()).toBe(XSS_SUBJECT);
     await page.goto(`${cloud.url}/console#/audit`);

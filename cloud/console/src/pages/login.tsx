@@ -1,5 +1,6 @@
 // Log-in: a super-user JWT (`fleet token`, or one from the identity provider when JWKS is
-// configured), checked by the cloud with the admin API's rules, kept in an HttpOnly cookie.
+// configured), checked by the cloud with the admin API's rules and exchanged for a session the cloud
+// keeps; the browser holds only the session's id, in an HttpOnly cookie, and the token is forgotten.
 import { useState } from 'preact/hooks';
 import { api, setCsrfToken } from '../api.ts';
 import type { Session } from '../types.ts';
@@ -31,7 +32,7 @@ export function Login({ onLogin }: { onLogin: (s: Session) => void }) {
         <label for="token">Super-user token (JWT)</label>
         <input id="token" name="token" type="password" autocomplete="off" spellcheck={false} value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} required />
         <p class="hint">
-          From <code>npx fleet token</code>, or your identity provider. It is kept in an HttpOnly cookie for this browser session, never in the page's storage.
+          From <code>npx fleet token</code>, or your identity provider. The cloud checks it and opens a session, which ends when the token expires or when you log out; this browser keeps only the session's id, never the token.
         </p>
         <button type="submit" disabled={busy || token.trim() === ''}>
           Log in
