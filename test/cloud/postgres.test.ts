@@ -1,6 +1,7 @@
 // The cloud over real sockets on the PostgreSQL store, two instances sharing it: releases made on one
 // are served by the other, a nonce used on one is a replay on the other, a deployment on one applies
-// on the other.
+// on the other, a console session ended on one is refused by the other.
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../cloud/store/postgres.ts';
 import { ffceBlob, startTestCloud, type TestCloud } from '../helpers/cloud.ts';
@@ -91,5 +92,26 @@ describe('the cloud on PostgreSQL, two instances', () => {
     const rest = await fetch(`${b.url}${path}`, { headers: { range: 'bytes=100000-', 'if-range': `"${sha256Hex(image)}"` } });
     expect(rest.status).toBe(206);
     expect(Buffer.from(await rest.arrayBuffer()).equals(image.subarray(100_000))).toBe(true);
+  });
+
+  it('a console session opened on one instance works on the other; logged out on the other, it is refused by both', async () => {
+    clock = Date.now(); // the session's expiry comes from the token, minted on the real clock
+    const login = await fetch(`${a.url}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: await a.token() }) });
+    expect(login.status).toBe(201);
+    const cookies = Object.fromEntries(login.headers.getSetCookie().map((c) => c.split(';', 1)[0]!.split('=') as [string, string]));
+    const headers = { cookie: `fleet_session=${cookies.fleet_session}; fleet_csrf=${cookies.fleet_csrf}`, 'x-csrf-token': cookies.fleet_csrf!, 'content-type': 'application/json' };
+    const enroll = (on: TestCloud, uuid: string) =>
+      fetch(`${on.url}/admin/devices/${uuid}`, { method: 'PUT', headers, body: JSON.stringify({ public_key: generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ type: 'spki', format: 'pem' }).toString() }) });
+    expect((await fetch(`${b.url}/admin/devices`, { headers })).status).toBe(200);
+    expect((await enroll(b, 'pg-console-1')).status).toBe(201);
+
+    expect((await fetch(`${b.url}/console/session`, { method: 'DELETE', headers })).status).toBe(204);
+    for (const instance of [a, b]) {
+      const read = await fetch(`${instance.url}/admin/devices`, { headers });
+      expect([read.status, ((await read.json()) as any).error]).toEqual([401, 'session_expired']);
+      const put = await enroll(instance, 'pg-console-2');
+      expect([put.status, ((await put.json()) as any).error]).toEqual([401, 'session_expired']);
+    }
+    expect((await a.admin('GET', '/admin/devices/pg-console-2')).status).toBe(404);
   });
 });

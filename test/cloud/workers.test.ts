@@ -101,7 +101,7 @@ describe.each([
     expect(await check()).toBe('2026.01.01');
   });
 
-  it('a console session opened on one worker is good on the other, with its CSRF token (nothing of it is kept in a process)', async () => {
+  it('a console session opened on one worker is good on the other, with its CSRF token; logged out on one, refused by the other (the store holds it)', async () => {
     const login = await send(serve.url, w.get(1)!, 'POST', '/console/session', { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ token: await superUserToken() })));
     expect([login.status, login.reusedSocket]).toEqual([201, true]);
     const cookies = Object.fromEntries((login.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]!.split('=') as [string, string]));
@@ -111,6 +111,10 @@ describe.each([
     expect([withToken.status, withToken.reusedSocket, withToken.json.groups]).toEqual([200, true, ['beta']]);
     const without = await send(serve.url, w.get(2)!, 'PUT', `/admin/devices/${device.uuid}/groups`, { cookie, 'content-type': 'application/json' }, groups);
     expect([without.status, without.json.error]).toEqual([403, 'csrf_check_failed']);
+    const logout = await send(serve.url, w.get(2)!, 'DELETE', '/console/session', { cookie, 'x-csrf-token': cookies.fleet_csrf! });
+    expect([logout.status, logout.reusedSocket]).toEqual([204, true]);
+    const after = await send(serve.url, w.get(1)!, 'GET', '/admin/devices', { cookie });
+    expect([after.status, after.reusedSocket, after.json.error]).toEqual([401, true, 'session_expired']);
   });
 
   it('a log level deployed through one worker applies on the other before the deployment is answered', async () => {
