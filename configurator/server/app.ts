@@ -83,8 +83,13 @@ export async function startConfigurator(o: ConfiguratorOptions): Promise<Running
     next();
   });
   app.use('/api', csrfGuard(refuse), (_req, res, next) => (res.set('cache-control', 'no-store'), next()), apiRoutes(store, ops, sessions));
-  app.get(['/', '/app.js', '/app.css'], (req, res) => {
-    const a = assets[req.path]!;
+  // The page's three files at their exact paths: with Express's default (loose) routing
+  // `/app.js/` and `/APP.JS` matched the route and found no file (a 500); now they are the 404 below.
+  app.set('strict routing', true);
+  app.set('case sensitive routing', true);
+  app.get(Object.keys(assets), (req, res, next) => {
+    const a = Object.hasOwn(assets, req.path) ? assets[req.path] : undefined;
+    if (!a) return next();
     res.set({ 'content-type': a.type, 'cache-control': 'no-cache', etag: etags[req.path]! });
     if (req.headers['if-none-match'] === etags[req.path]) return void res.status(304).end();
     res.send(a.body);

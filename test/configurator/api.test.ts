@@ -168,6 +168,18 @@ describe('the guards', () => {
   });
 });
 
+describe('the page\'s files', () => {
+  it('are served at their exact paths only: a trailing slash or another case is 404, never 500', async () => {
+    for (const path of ['/app.js/', '/app.css/', '/APP.JS', '/App.css', '/app.js//', '//app.js', '/app.js%2F']) {
+      const res = await fetch(running.url + path.slice(1));
+      expect([path, res.status, await res.json()]).toEqual([path, 404, { error: 'route_not_found', message: 'No such page' }]);
+    }
+    const head = await fetch(`${running.url}app.css/`, { method: 'HEAD' });
+    expect(head.status).toBe(404);
+    for (const path of ['', 'app.js', 'app.css']) expect([path, (await fetch(running.url + path)).status]).toEqual([path, 200]);
+  });
+});
+
 describe('controllers that misbehave are shown as such', () => {
   let silent: TcpServer;
   let notApi: Server;
