@@ -76,13 +76,13 @@ export async function startConfigurator(o: ConfiguratorOptions): Promise<Running
   app.set('etag', false);
   app.use(hostGuard(() => allowed, refuse));
   app.use(securityHeaders());
-  app.use((req, res, next) => {
-    const { session, setCookie } = sessions.resolve(req.headers.cookie);
-    res.locals.session = session;
-    if (setCookie) res.append('set-cookie', setCookie);
+  // The session is looked up only for the page's own API requests (past the guard), and never
+  // opened here: only a log-in opens one (routes.ts, sessions.ts).
+  const findSession: express.RequestHandler = (req, res, next) => {
+    res.locals.session = sessions.find(req.headers.cookie);
     next();
-  });
-  app.use('/api', csrfGuard(refuse), (_req, res, next) => (res.set('cache-control', 'no-store'), next()), apiRoutes(store, ops, sessions));
+  };
+  app.use('/api', csrfGuard(refuse), findSession, (_req, res, next) => (res.set('cache-control', 'no-store'), next()), apiRoutes(store, ops, sessions));
   // The page's three files at their exact paths: with Express's default (loose) routing
   // `/app.js/` and `/APP.JS` matched the route and found no file (a 500); now they are the 404 below.
   app.set('strict routing', true);

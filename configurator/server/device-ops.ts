@@ -68,13 +68,13 @@ export class DeviceOps {
     return a;
   }
 
-  async login(session: Session, c: Controller, password: unknown): Promise<{ expires_in: number }> {
+  /** A log-in to the controller: its visual-token, for the caller to keep in a session. */
+  async login(c: Controller, password: unknown): Promise<{ token: string; expires_in: number }> {
     if (typeof password !== 'string' || password.length === 0 || password.length > 128) throw new ConfiguratorError('invalid_body', 'password: expected the controller\'s admin password (1 to 128 characters)', { field: 'password' });
     const a = await this.linkFor(c).expect('POST', '/api/login', [200], { body: JSON.stringify({ password }) });
     const token = (a.json as { token?: unknown } | undefined)?.token;
     if (typeof token !== 'string' || !/^[0-9a-f]{16,128}$/.test(token)) throw new ConfiguratorError('controller_bad_answer', `${c.name} answered its log-in without a token`);
-    session.tokens.set(c.id, token);
-    return { expires_in: Number((a.json as { expires_in?: unknown }).expires_in) || 0 };
+    return { token, expires_in: Number((a.json as { expires_in?: unknown }).expires_in) || 0 };
   }
 
   /** The controllers page's row: never throws for a controller that is down or refuses. */

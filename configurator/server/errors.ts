@@ -17,6 +17,7 @@ export const CONFIGURATOR_ERRORS = {
   // docs/configurator-security.md
   forbidden_host: { status: 421, message: 'This server answers only for its own address (Host header)' },
   cross_site_request: { status: 403, message: 'Refused: the request does not come from the configurator page' },
+  too_many_sessions: { status: 503, message: 'This configurator keeps no more browser log-ins: log out in a browser no longer used' },
   // the site
   invalid_configuration: { status: 400, message: 'The configuration is not valid' },
   configuration_too_large: { status: 413, message: 'The configuration is too large' },

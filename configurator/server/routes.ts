@@ -11,7 +11,11 @@ import { checkRecord, MAC_FIELD, type SiteStore } from './site-store.ts';
 /** JSON bodies other than a configuration are small (a controller, a record, the client settings). */
 const SMALL_BODY = '32kb';
 
-const session = (res: Response): Session => res.locals.session as Session;
+/**
+ * The browser's session, or for a browser without one (not logged in to any controller) an empty
+ * one that lives for this request only: reading or editing the site opens no session.
+ */
+const session = (res: Response): Session => (res.locals.session as Session | undefined) ?? { tokens: new Map(), lastSeenMs: 0 };
 
 function idParam(req: Request): number {
   const raw = String(req.params.id);
@@ -120,11 +124,20 @@ export function apiRoutes(store: SiteStore, ops: DeviceOps, sessions: Sessions):
   });
 
   // --- the controller, through this server ---
+  // The one request that opens a session (sessions.ts): a browser's first log-in to a controller.
   r.post('/controllers/:id/login', json, async (req, res) => {
-    res.json(await ops.login(session(res), store.controller(idParam(req)), (req.body as { password?: unknown } | null)?.password));
+    const c = store.controller(idParam(req));
+    const current = res.locals.session as Session | undefined;
+    // Refused before the controller is asked for a token that could not be kept.
+    if (!current) sessions.checkRoom();
+    const { token, expires_in } = await ops.login(c, (req.body as { password?: unknown } | null)?.password);
+    const setCookie = sessions.keepToken(current, c.id, token);
+    if (setCookie) res.append('set-cookie', setCookie);
+    res.json({ expires_in });
   });
   r.post('/controllers/:id/logout', (req, res) => {
-    session(res).tokens.delete(idParam(req));
+    const setCookie = sessions.forgetToken(res.locals.session as Session | undefined, idParam(req));
+    if (setCookie) res.append('set-cookie', setCookie);
     res.status(204).end();
   });
   r.get('/controllers/:id/state', async (req, res) => {

@@ -3,7 +3,14 @@
 // the site file, a log or a URL, never sent to the page (the session cookie is HttpOnly). A session
 // is found by the SHA-256 of its cookie, so looking one up reveals nothing about other cookies'
 // values through timing; a restart of the configurator logs every browser out.
+//
+// Only a log-in to a controller from the page opens a session (routes.ts, behind the request guard:
+// another site cannot send it), and a session lives while it holds a token. A request without the
+// cookie opens nothing, so no other page can fill the table; when log-ins fill it, the next
+// browser's log-in is refused (too_many_sessions) and no live session is pushed out
+// (docs/configurator-security.md).
 import { createHash, randomBytes } from 'node:crypto';
+import { ConfiguratorError } from './errors.ts';
 
 /**
  * Cookies are per host, not per port: the cookie's name carries the port, so that two configurators
@@ -11,6 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
  */
 export const sessionCookieName = (port: number) => `fleet_configurator_${port}`;
 const COOKIE_VALUE = /^[0-9a-f]{64}$/;
+const COOKIE_ATTRIBUTES = 'HttpOnly; SameSite=Strict; Path=/';
 
 export interface Session {
   /** Controller id -> visual-token. */
@@ -19,7 +27,7 @@ export interface Session {
 }
 
 export interface SessionLimits {
-  /** Sessions kept at once; the least recently seen goes first. */
+  /** Sessions kept at once; a log-in that would open one more is refused. */
   maxSessions: number;
   /** A session unused this long is forgotten. */
   idleMs: number;
@@ -40,40 +48,65 @@ export class Sessions {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The session a request's cookies name, or a new one with the Set-Cookie header that names it. */
-  resolve(cookieHeader: string | undefined): { session: Session; setCookie?: string } {
+  /** The live session a request's cookie names, if any; a request never opens one. */
+  find(cookieHeader: string | undefined): Session | undefined {
     const now = this.now();
     this.expire(now);
     const value = cookieValue(cookieHeader, this.cookieName);
     const known = value ? this.byDigest.get(digest(value)) : undefined;
-    if (known) {
-      known.lastSeenMs = now;
-      return { session: known };
-    }
-    while (this.byDigest.size >= this.limits.maxSessions) this.byDigest.delete(this.leastRecent()!);
-    const fresh = randomBytes(32).toString('hex');
-    const session: Session = { tokens: new Map(), lastSeenMs: now };
-    this.byDigest.set(digest(fresh), session);
-    return { session, setCookie: `${this.cookieName}=${fresh}; HttpOnly; SameSite=Strict; Path=/` };
+    if (known) known.lastSeenMs = now;
+    return known;
   }
 
-  /** Forgets every token for a controller (it was removed from the site). */
+  /** Throws too_many_sessions when a new session could not be opened now (asked before a log-in). */
+  checkRoom(): void {
+    this.expire(this.now());
+    if (this.byDigest.size >= this.limits.maxSessions) {
+      throw new ConfiguratorError(
+        'too_many_sessions',
+        `This configurator already keeps the log-ins of ${this.limits.maxSessions} browsers, the most it keeps: log out of the controllers in a browser no longer used (or restart the configurator), then log in again`,
+        { max_sessions: this.limits.maxSessions },
+      );
+    }
+  }
+
+  /**
+   * Keeps a controller's token in the request's session; without a live one (first log-in, or it
+   * ended meanwhile) opens one, or throws too_many_sessions. Returns the Set-Cookie of a new session.
+   */
+  keepToken(session: Session | undefined, controllerId: number, token: string): string | undefined {
+    if (session && [...this.byDigest.values()].includes(session)) {
+      session.tokens.set(controllerId, token);
+      return undefined;
+    }
+    this.checkRoom();
+    const fresh = randomBytes(32).toString('hex');
+    this.byDigest.set(digest(fresh), { tokens: new Map([[controllerId, token]]), lastSeenMs: this.now() });
+    return `${this.cookieName}=${fresh}; ${COOKIE_ATTRIBUTES}`;
+  }
+
+  /** Forgets a session's token for a controller; a session left with none ends (the Set-Cookie that clears it). */
+  forgetToken(session: Session | undefined, controllerId: number): string | undefined {
+    if (!session) return undefined;
+    session.tokens.delete(controllerId);
+    if (session.tokens.size > 0) return undefined;
+    this.expire(this.now());
+    return `${this.cookieName}=; ${COOKIE_ATTRIBUTES}; Max-Age=0`;
+  }
+
+  /** Forgets every token for a controller (removed from the site, or moved to another address). */
   forgetController(id: number): void {
     for (const s of this.byDigest.values()) s.tokens.delete(id);
+    this.expire(this.now());
   }
 
   get size(): number {
     return this.byDigest.size;
   }
 
+  /** Drops the sessions idle too long and those that hold no token any more. */
   private expire(now: number): void {
-    for (const [k, s] of this.byDigest) if (now - s.lastSeenMs > this.limits.idleMs) this.byDigest.delete(k);
-  }
-
-  private leastRecent(): string | undefined {
-    let oldest: [string, Session] | undefined;
-    for (const e of this.byDigest) if (!oldest || e[1].lastSeenMs < oldest[1].lastSeenMs) oldest = e;
-    return oldest?.[0];
+    for (const [k, s] of this.byDigest) if (s.tokens.size === 0 || now - s.lastSeenMs > this.limits.idleMs) this.byDigest.delete(k);
   }
 }
 

@@ -35,10 +35,29 @@ fetch("${target}api/controllers", { method: "POST", mode: "no-cors", body: '{"na
 fetch("${target}api/controllers", { method: "POST", body: '{"name":"evil-cors","address":"http://127.0.0.1:9"}', headers: { "content-type": "application/json", "x-fleet-page": "1" } }).then((r) => (results.cors = "status " + r.status), (e) => (results.cors = "blocked " + e.name));
 </script>`;
   const server = createServer((req, res) => {
+    if (req.url === '/flood') return void res.writeHead(200, { 'content-type': 'text/html' }).end(floodPage(target));
     if (req.url === '/submit') return void res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><form id=f method=POST action="${target}api/controllers"><input name=name value=evil-form></form><script>document.getElementById('f').submit()</script>`);
     res.writeHead(200, { 'content-type': 'text/html' }).end(page);
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.6', () => resolve(server)));
+}
+
+/**
+ * Another site's page that fires 40 no-cors requests at the configurator (page loads, API reads,
+ * POSTs): each would have opened a session, and 32 were kept (issue 32).
+ */
+function floodPage(target: string): string {
+  return `<!doctype html><title>flood</title><h1>Another site</h1><p id=out>no request settled yet</p><script>
+window.flood = { settled: 0 };
+const settle = () => (document.getElementById("out").textContent = ++flood.settled + " no-cors requests to ${target} settled");
+const kinds = [
+  () => fetch("${target}", { mode: "no-cors", credentials: "include" }),
+  () => fetch("${target}api/site", { mode: "no-cors", credentials: "include" }),
+  () => fetch("${target}api/controllers/1/state", { mode: "no-cors", credentials: "include" }),
+  () => fetch("${target}api/controllers/1/logout", { method: "POST", mode: "no-cors", credentials: "include", headers: { "content-type": "text/plain" }, body: "{}" }),
+];
+for (let i = 0; i < 40; i++) kinds[i % kinds.length]().then(settle, settle);
+</script>`;
 }
 
 beforeAll(async () => {
@@ -126,6 +145,41 @@ describe('the configurator page\'s defences', () => {
     expect(bench.problems).toEqual([]);
     expect(await page.evaluate(`({ xss: window.__xss ?? null, markup: document.querySelectorAll('#app img, #app svg, #app script').length })`)).toEqual({ xss: null, markup: 0 });
     expect(bench.problems).toEqual([]);
+  });
+
+  it('another site\'s 40 no-cors requests open no session and leave the installer logged in (the cookie is Strict and HttpOnly)', { timeout: 60_000 }, async () => {
+    const row = page.locator('article.controller', { has: page.getByRole('heading', { name: XSS_NAME, exact: true }) });
+    await page.goto(bench.configurator.url);
+    await expect.poll(() => row.locator('.badge').textContent(), { timeout: 15_000 }).toBe('Deployment Required');
+    const cookies = await bench.context.cookies(bench.configurator.url);
+    expect(cookies.map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite, path: c.path }))).toEqual([
+      { name: `fleet_configurator_${new URL(bench.configurator.url).port}`, httpOnly: true, sameSite: 'Strict', path: '/' },
+    ]);
+    const seenBefore = bench.problems.length;
+    const other = await bench.context.newPage();
+    // Every request reached the configurator: answered, or answered and withheld from the other
+    // site by Cross-Origin-Resource-Policy.
+    const reached: string[] = [];
+    other.on('response', (r) => void (r.url().startsWith(bench.configurator.url) && reached.push(`${r.status()}`)));
+    other.on('requestfailed', (r) => void (r.url().startsWith(bench.configurator.url) && reached.push(r.failure()?.errorText ?? 'failed')));
+    await other.goto(`${evilUrl}flood`);
+    await expect.poll(() => other.evaluate('window.flood.settled')).toBe(40);
+    await expect.poll(() => reached.length).toBe(40);
+    expect(new Set(reached)).toEqual(new Set(['net::ERR_BLOCKED_BY_RESPONSE.NotSameOrigin']));
+    await bench.shot('3-after-flood', other);
+    await other.close();
+    // The other page's console says only that the answers were withheld from it.
+    await expect.poll(() => bench.problems.length - seenBefore).toBe(40);
+    expect(bench.problems.splice(seenBefore)).toEqual(Array(40).fill('console: Failed to load resource: net::ERR_BLOCKED_BY_RESPONSE.NotSameOrigin'));
+    // The installer's page is still logged in to the controller: read again, it compares; Deploy works.
+    await page.reload();
+    await expect.poll(() => row.locator('.badge').textContent(), { timeout: 15_000 }).toBe('Deployment Required');
+    await row.getByRole('button', { name: 'Deploy' }).click();
+    await expect.poll(() => row.locator('.badge').textContent(), { timeout: 15_000 }).toBe('In sync');
+    await bench.shot('4-still-logged-in');
+    // No request but the installer's log-in opened a session.
+    expect(bench.configurator.sessions.size).toBe(1);
+    expect(bench.problems.slice(seenBefore)).toEqual([]);
   });
 
   it('a cross-origin page cannot frame the configurator nor make it change anything: form and fetch POSTs are refused', { timeout: 60_000 }, async () => {
