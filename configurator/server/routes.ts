@@ -60,7 +60,12 @@ export function apiRoutes(store: SiteStore, ops: DeviceOps, sessions: Sessions):
     res.json(store.controller(idParam(req)));
   });
   r.put('/controllers/:id', json, (req, res) => {
-    res.json(store.updateController(idParam(req), req.body));
+    const id = idParam(req);
+    const before = store.controller(id);
+    const after = store.updateController(id, req.body);
+    // A visual-token is the controller's at that address: another host is never sent it.
+    if (after.address !== before.address) sessions.forgetController(id);
+    res.json(after);
   });
   r.delete('/controllers/:id', (req, res) => {
     const id = idParam(req);

@@ -129,6 +129,31 @@ describe('what opens a session', () => {
   });
 });
 
+describe('a controller\'s address', () => {
+  it('changing it forgets every browser\'s token for that controller: the new host never receives the old host\'s token', async () => {
+    const annex = await startStandInController();
+    try {
+      // A rename at the same address keeps the log-in.
+      expect((await installer.call('PUT', `/api/controllers/${hallId}`, { name: 'Main hall', address: `${hall.url}/` })).status).toBe(200);
+      expect(await installer.loggedIn(hallId)).toBe(true);
+      const moved = await installer.call('PUT', `/api/controllers/${hallId}`, { name: 'Main hall', address: annex.url });
+      expect(moved).toMatchObject({ status: 200, json: { address: annex.url } });
+      const state = await installer.call('GET', `/api/controllers/${hallId}/state`);
+      await installer.call('POST', `/api/controllers/${hallId}/deploy`);
+      expect(annex.seen.length).toBeGreaterThan(0);
+      expect(annex.seen.filter((s) => s.token !== null)).toEqual([]);
+      expect(state).toMatchObject({ status: 200, json: { logged_in: false, reachable: true } });
+      expect(await installer.call('POST', `/api/controllers/${hallId}/deploy`)).toMatchObject({ status: 401, json: { error: 'not_logged_in', message: 'Log in to Main hall first (its admin password)' } });
+      // Logging in again there works, with the new host's own token.
+      expect((await installer.logIn(hallId)).status).toBe(200);
+      expect(await installer.loggedIn(hallId)).toBe(true);
+      expect(new Set(annex.seen.filter((s) => s.token !== null).map((s) => s.token))).toEqual(new Set(annex.issued));
+    } finally {
+      await annex.close();
+    }
+  });
+});
+
 describe('the session table', () => {
   it('a session idle longer than idleMs is forgotten, which makes room; a full table refuses and evicts no one', () => {
     let now = 0;
