@@ -2,7 +2,11 @@
 // section 5): one request at a time per call, a time-out on every request, answers read up to a
 // limit and never further, and every failure turned into an error the page can show: the
 // controller down (refused, reset), slow (time-out), answering something that is not its API, or
-// answering with its own error (relayed with its code and message). docs/configurator-controller-access.md.
+// answering with its own error (relayed with its code and message), or answering outside its API's
+// contract (device-answers.ts: a status the route does not answer, an error its catalog does not
+// have, a success without what the route answers), which is never taken for a success.
+// docs/configurator-controller-access.md.
+import { deviceErrorStatuses, type AnswerShape } from './device-answers.ts';
 import { ConfiguratorError, ControllerAnswerError } from './errors.ts';
 
 export interface DeviceAnswer {
@@ -30,7 +34,12 @@ export interface DeviceRequest {
   maxBytes?: number;
   /** A longer time-out for a request that moves a whole backup. */
   timeoutMs?: number;
+  /** What a 200 or 201 answer carries (JSON); not checked when absent (no body, or the caller reads the bytes). */
+  answer?: AnswerShape;
 }
+
+/** "200", "200 or 201": the statuses a route answers, for a message. */
+const statusList = (ok: readonly number[]) => ok.join(' or ').replace(/ or (?=.* or )/g, ', ');
 
 async function readLimited(res: Response, limit: number, what: string): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length'));
@@ -114,25 +123,48 @@ export class ControllerLink {
     return { status: res.status, headers: res.headers, bytes, json };
   }
 
-  /**
-   * The answer when its status is one of `ok`; otherwise the controller's own error, relayed with its
-   * status, code and message (4xx), or as 502 (5xx: the controller's failure, not the page's).
-   */
+  /** One request, its answer judged (`judge`). */
   async expect(method: string, path: string, ok: number[], r: DeviceRequest = {}): Promise<DeviceAnswer> {
-    const a = await this.request(method, path, r);
-    if (ok.includes(a.status)) return a;
-    throw this.refusal(a);
+    return this.judge(method, path, ok, await this.request(method, path, r), r.answer);
   }
 
-  refusal(a: DeviceAnswer): Error {
+  /**
+   * The answer when its status is one of `ok` (the statuses the route answers that the caller
+   * takes) and, for a 200 or 201, it carries `shape`; otherwise the error `refusal` makes of it.
+   */
+  judge(method: string, path: string, ok: readonly number[], a: DeviceAnswer, shape?: AnswerShape): DeviceAnswer {
+    if (!ok.includes(a.status)) throw this.refusal(method, path, a, ok);
+    if (shape && (a.status === 200 || a.status === 201) && !shape.test(a.json)) {
+      throw new ConfiguratorError('controller_bad_answer', `${this.name} answered ${method} ${path} with status ${a.status} but not ${shape.what}`, { controller_status: a.status });
+    }
+    return a;
+  }
+
+  /**
+   * The error for an answer the caller does not take. An error of the device's API (an error
+   * status, and a code its catalog gives that status) is relayed with its status, code and message
+   * (a 5xx as 502: the controller's failure, not the page's). Anything else (a success status the
+   * route does not answer, such as a 201 or a 299 even with an error body; an error the catalog
+   * does not have) is a 502 controller_bad_answer naming what the controller sent.
+   */
+  refusal(method: string, path: string, a: DeviceAnswer, ok: readonly number[]): Error {
     const body = (a.json ?? {}) as { error?: unknown; message?: unknown; details?: unknown };
-    if (typeof body.error !== 'string' || typeof body.message !== 'string') {
-      return new ConfiguratorError('controller_bad_answer', `${this.name} answered ${a.status} without an error of its API`);
+    const said = typeof body.error === 'string' && typeof body.message === 'string' ? { error: body.error, message: body.message } : null;
+    const answered = `${this.name} answered ${method} ${path} with status ${a.status}`;
+    const withError = said ? ` and the error ${JSON.stringify(said.error.slice(0, 64))} (${said.message.slice(0, 200)})` : '';
+    if (a.status < 400) {
+      return new ConfiguratorError('controller_bad_answer', `${answered}${withError}; its API answers ${statusList(ok)} there`, { controller_status: a.status, expected_statuses: [...ok] });
+    }
+    if (!said) return new ConfiguratorError('controller_bad_answer', `${answered} and no error of its API`, { controller_status: a.status });
+    const catalog = deviceErrorStatuses(said.error);
+    if (!catalog?.includes(a.status)) {
+      const why = catalog ? `which its API answers with ${statusList(catalog)}` : 'which is not an error of its API';
+      return new ConfiguratorError('controller_bad_answer', `${answered}${withError}, ${why}`, { controller_status: a.status, controller_error: said.error.slice(0, 64) });
     }
     const details = { controller_status: a.status, ...(typeof body.details === 'object' && body.details !== null ? (body.details as Record<string, unknown>) : {}) };
     const retryAfter = a.headers.get('retry-after');
     if (retryAfter !== null) (details as Record<string, unknown>).retry_after_seconds ??= Number(retryAfter);
     const status = a.status >= 500 ? 502 : a.status;
-    return new ControllerAnswerError(status, body.error, `${this.name}: ${body.message}`, details);
+    return new ControllerAnswerError(status, said.error, `${this.name}: ${said.message}`, details);
   }
 }

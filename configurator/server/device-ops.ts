@@ -5,6 +5,7 @@
 // the token is no longer valid logs the session out of it.
 import { MAX_EXPORT_BYTES, parseConfiguration } from './configuration.ts';
 import type { ControllerLink, DeviceAnswer } from './controller-link.ts';
+import { ANSWERS } from './device-answers.ts';
 import { ConfiguratorError, ControllerAnswerError } from './errors.ts';
 import type { Session } from './sessions.ts';
 import type { Controller, RecordKind, SiteStore } from './site-store.ts';
@@ -64,8 +65,7 @@ export class DeviceOps {
       session.tokens.delete(c.id);
       throw new ConfiguratorError('not_logged_in', `${c.name} no longer accepts this browser's log-in (it restarted, or 30 minutes passed unused): log in again`);
     }
-    if (!ok.includes(a.status)) throw link.refusal(a);
-    return a;
+    return link.judge(method, path, ok, a, r.answer);
   }
 
   /** A log-in to the controller: its visual-token, for the caller to keep in a session. */
@@ -102,7 +102,7 @@ export class DeviceOps {
         s.reachable = true;
         return s;
       }
-      const status = (await this.call(session, c, 'GET', '/api/status', [200])).json as Record<string, any>;
+      const status = (await this.call(session, c, 'GET', '/api/status', [200], { answer: ANSWERS.object })).json as Record<string, any>;
       s.reachable = true;
       s.firmware_version = typeof status.firmware_version === 'string' ? status.firmware_version : null;
       s.uuid = typeof status.uuid === 'string' ? status.uuid : null;
@@ -126,9 +126,9 @@ export class DeviceOps {
     return s;
   }
 
-  /** The controller's error for an answer it gave (relayed with its code and message). */
-  refusal(c: Controller, a: DeviceAnswer): Error {
-    return this.linkFor(c).refusal(a);
+  /** The error for an answer the caller does not take (ControllerLink.refusal). */
+  refusal(c: Controller, method: string, path: string, a: DeviceAnswer, ok: readonly number[]): Error {
+    return this.linkFor(c).refusal(method, path, a, ok);
   }
 
   /** The records on the controller, as the page shows them (the MACs its allowlist is built from). */
@@ -136,7 +136,7 @@ export class DeviceOps {
     const out: { kind: RecordKind; uuid: string; name: string; mac: string }[] = [];
     for (const key of [...(await this.deviceRecordIds(session, c))].sort()) {
       const [kind, uuid] = key.split('/') as [RecordKind, string];
-      const body = ((await this.call(session, c, 'GET', `/api/${kind}/${encodeURIComponent(uuid)}`, [200])).json ?? {}) as Record<string, unknown>;
+      const body = (await this.call(session, c, 'GET', `/api/${kind}/${encodeURIComponent(uuid)}`, [200], { answer: ANSWERS.object })).json as Record<string, unknown>;
       out.push({ kind, uuid, name: typeof body.name === 'string' ? body.name : '', mac: String(body[kind === 'clients' ? 'mac' : 'ethernet_mac'] ?? '') });
     }
     return out;
@@ -145,9 +145,8 @@ export class DeviceOps {
   private async deviceRecordIds(session: Session, c: Controller): Promise<Set<string>> {
     const ids = new Set<string>();
     for (const kind of KINDS) {
-      const list = (await this.call(session, c, 'GET', `/api/${kind}`, [200])).json;
-      if (!Array.isArray(list)) throw new ConfiguratorError('controller_bad_answer', `${c.name} answered GET /api/${kind} with something other than a list`);
-      for (const uuid of list) if (typeof uuid === 'string') ids.add(`${kind}/${uuid}`);
+      const list = (await this.call(session, c, 'GET', `/api/${kind}`, [200], { answer: ANSWERS.uuids })).json as string[];
+      for (const uuid of list) ids.add(`${kind}/${uuid}`);
     }
     return ids;
   }
@@ -158,7 +157,7 @@ export class DeviceOps {
    */
   async deploy(session: Session, c: Controller): Promise<{ etag: string; size: number; records_written: number }> {
     const site = this.store.configuration(c.id);
-    const put = await this.call(session, c, 'PUT', '/backup', [200], { body: site.text, contentType: 'application/json', timeoutMs: BACKUP_TIMEOUT_MS });
+    const put = await this.call(session, c, 'PUT', '/backup', [200], { body: site.text, contentType: 'application/json', timeoutMs: BACKUP_TIMEOUT_MS, answer: ANSWERS.object });
     const stored = unquoteEtag(put.headers.get('etag')) ?? (put.json as { etag?: string } | undefined)?.etag ?? null;
     if (stored !== site.etag) throw new ConfiguratorError('controller_bad_answer', `${c.name} stored the backup with ETag ${stored}, not ${site.etag}: deploy again`);
     let written = 0;
@@ -186,7 +185,7 @@ export class DeviceOps {
     const records: { kind: RecordKind; uuid: string; body: unknown }[] = [];
     for (const key of await this.deviceRecordIds(session, c)) {
       const [kind, uuid] = key.split('/') as [RecordKind, string];
-      const a = await this.call(session, c, 'GET', `/api/${kind}/${encodeURIComponent(uuid)}`, [200]);
+      const a = await this.call(session, c, 'GET', `/api/${kind}/${encodeURIComponent(uuid)}`, [200], { answer: ANSWERS.object });
       records.push({ kind, uuid, body: a.json });
     }
     this.store.importPulled(c.id, configuration, records);

@@ -3,6 +3,7 @@
 // API (docs/configurator-controller-access.md). JSON in and out; errors from errors.ts.
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { MAX_EXPORT_BYTES, parseConfiguration } from './configuration.ts';
+import { ANSWERS } from './device-answers.ts';
 import type { DeviceOps } from './device-ops.ts';
 import { ConfiguratorError } from './errors.ts';
 import type { Session, Sessions } from './sessions.ts';
@@ -161,15 +162,15 @@ export function apiRoutes(store: SiteStore, ops: DeviceOps, sessions: Sessions):
 
   r.put('/controllers/:id/provisioning', async (req, res) => {
     const c = store.controller(idParam(req));
-    res.json((await ops.call(session(res), c, 'PUT', '/api/provisioning', [200], { timeoutMs: 30_000 })).json);
+    res.json((await ops.call(session(res), c, 'PUT', '/api/provisioning', [200], { timeoutMs: 30_000, answer: ANSWERS.mode })).json);
   });
   // While the mode is off the controller answers 409 with why it last stopped: shown as a state.
   r.get('/controllers/:id/provisioning', async (req, res) => {
     const c = store.controller(idParam(req));
-    const a = await ops.call(session(res), c, 'GET', '/api/provisioning', [200, 409]);
+    const a = await ops.call(session(res), c, 'GET', '/api/provisioning', [200, 409], { answer: ANSWERS.mode });
     if (a.status === 200) return void res.json(a.json);
     const details = (a.json as { details?: { state?: string; last_stop_reason?: string | null } } | undefined)?.details;
-    if ((a.json as { error?: string } | undefined)?.error !== 'provisioning_mode_off') throw ops.refusal(c, a);
+    if ((a.json as { error?: string } | undefined)?.error !== 'provisioning_mode_off') throw ops.refusal(c, 'GET', '/api/provisioning', a, [200]);
     res.json({ active: false, state: details?.state ?? 'disabled', last_stop_reason: details?.last_stop_reason ?? null });
   });
   r.delete('/controllers/:id/provisioning', async (req, res) => {
@@ -179,7 +180,7 @@ export function apiRoutes(store: SiteStore, ops: DeviceOps, sessions: Sessions):
   });
   r.get('/controllers/:id/events', async (req, res) => {
     const c = store.controller(idParam(req));
-    res.json((await ops.call(session(res), c, 'GET', '/api/events', [200])).json);
+    res.json((await ops.call(session(res), c, 'GET', '/api/events', [200], { answer: ANSWERS.events })).json);
   });
   r.get('/controllers/:id/device-records', async (req, res) => {
     const c = store.controller(idParam(req));
@@ -188,16 +189,16 @@ export function apiRoutes(store: SiteStore, ops: DeviceOps, sessions: Sessions):
 
   r.get('/controllers/:id/cloud', async (req, res) => {
     const c = store.controller(idParam(req));
-    res.json((await ops.call(session(res), c, 'GET', '/api/cloud', [200])).json);
+    res.json((await ops.call(session(res), c, 'GET', '/api/cloud', [200], { answer: ANSWERS.cloud })).json);
   });
   r.put('/controllers/:id/cloud', json, async (req, res) => {
     const c = store.controller(idParam(req));
     const url = (req.body as { url?: unknown } | null)?.url;
-    res.json((await ops.call(session(res), c, 'PUT', '/api/cloud', [200], { body: JSON.stringify({ url: url === '' ? null : url }) })).json);
+    res.json((await ops.call(session(res), c, 'PUT', '/api/cloud', [200], { body: JSON.stringify({ url: url === '' ? null : url }), answer: ANSWERS.cloud })).json);
   });
   r.post('/controllers/:id/cloud-backup', async (req, res) => {
     const c = store.controller(idParam(req));
-    res.json((await ops.call(session(res), c, 'POST', '/api/cloud-backup', [200], { timeoutMs: 60_000 })).json);
+    res.json((await ops.call(session(res), c, 'POST', '/api/cloud-backup', [200], { timeoutMs: 60_000, answer: ANSWERS.cloudPush })).json);
   });
   // Retrieve changes the controller (it writes /backup.json): a POST here, so that a GET stays safe.
   r.post('/controllers/:id/cloud-backup/retrieve', async (req, res) => {
