@@ -10,7 +10,8 @@ import { utf8Encode } from './bytes.ts';
 import { clientConfigurationProblem } from './client-configuration.ts';
 import { DeviceError, errors } from './errors.ts';
 import { drain } from './body.ts';
-import { BodyBudget, emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
+import { emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
+import { REQUEST_MEMORY_BYTES, RequestBudget } from './http/request-memory.ts';
 import { matchRoute, type Route } from './http/router.ts';
 import { isUuid, normalizeMac, UUID_RULE } from './ids.ts';
 import type { ProvisioningMode } from './provisioning/mode.ts';
@@ -18,8 +19,6 @@ import type { ProvisioningToken, ProvisioningTokens } from './provisioning/token
 import { MAC_FIELD, type RecordKind, type RecordStore } from './records.ts';
 import type { FirmwareSettings } from './settings.ts';
 
-/** What the request bodies a board reads whole may hold of its memory at once (BodyBudget). */
-export const MAX_BUFFERED_BODY_BYTES = 20 * 1024;
 
 export interface ApiServices {
   settings: FirmwareSettings;
@@ -79,7 +78,7 @@ export class DeviceApi {
   private static readonly routes: readonly ApiRoute[] = Object.freeze([
     // Throttled (docs/firmware-login-throttle.md): during a back-off the password is not even checked.
     route('POST', '/api/login', 'open', async (api, req) =>
-      api.throttled(api.s.visual.throttle, [401], req, async () => jsonResponse(200, api.s.visual.login((await readJsonBody(req.body, 1024, api.bodies) as { password?: unknown } | null)?.password))),
+      api.throttled(api.s.visual.throttle, [401], req, async () => jsonResponse(200, api.s.visual.login((await readJsonBody(req.body, 1024, api.memory) as { password?: unknown } | null)?.password))),
     ),
     route('GET', '/api/status', 'visual', async (api) => jsonResponse(200, api.s.status())),
     route('GET', '/api/events', 'visual', async (api) => jsonResponse(200, { events: api.s.events(API_EVENTS_COUNT) })),
@@ -114,7 +113,7 @@ export class DeviceApi {
     }),
     route('GET', '/api/cloud', 'visual', async (api) => jsonResponse(200, { url: readCloudConfig(api.s.storage)?.url ?? null })),
     route('PUT', '/api/cloud', 'visual', async (api, req) => {
-      const url = (await readJsonBody(req.body, 2048, api.bodies) as { url?: unknown } | null)?.url;
+      const url = (await readJsonBody(req.body, 2048, api.memory) as { url?: unknown } | null)?.url;
       if (url === null) writeCloudConfig(api.s.storage, null);
       else if (typeof url === 'string' && /^https?:\/\/[^\s/]+[^\s]*$/.test(url) && url.length <= 512) writeCloudConfig(api.s.storage, { url });
       else throw errors.badRequest('invalid_cloud_url', 'url must be an http(s) URL, or null to forget the cloud');
@@ -170,11 +169,12 @@ export class DeviceApi {
    */
   readonly faults = new Set<string>();
 
-  /** The request bodies held in memory at once (BodyBudget): a 16 KB record and a few small requests. */
-  readonly bodies: BodyBudget;
+  /** The board's request memory (request-memory.ts): connections and heads on the listeners, bodies read whole here. */
+  readonly memory: RequestBudget;
 
   constructor(private readonly s: ApiServices) {
-    this.bodies = new BodyBudget(Math.max(MAX_BUFFERED_BODY_BYTES, s.settings.maxRecordBytes + 4096));
+    // At least a record read whole beside its connection and head (a build may allow larger records).
+    this.memory = new RequestBudget(Math.max(REQUEST_MEMORY_BYTES, s.settings.maxRecordBytes + 8192));
   }
 
   /** The whole API: never throws; errors become JSON answers. */
@@ -280,7 +280,7 @@ export class DeviceApi {
   }
 
   private async issueToken(req: HttpRequest): Promise<HttpResponse> {
-    const body = (await readJsonBody(req.body, 1024, this.bodies)) as { uuid?: unknown; mac?: unknown } | null;
+    const body = (await readJsonBody(req.body, 1024, this.memory)) as { uuid?: unknown; mac?: unknown } | null;
     const mac = normalizeMac(body?.mac);
     if (!body || !isUuid(body.uuid) || mac === null) {
       throw errors.badRequest('invalid_token_request', 'The body must be {"uuid": "<uuid>", "mac": "AA:BB:CC:DD:EE:FF"}');
@@ -299,7 +299,7 @@ export class DeviceApi {
   }
 
   private async putRecord(kind: RecordKind, uuid: string, req: HttpRequest): Promise<HttpResponse> {
-    const value = await readJsonBody(req.body, this.s.settings.maxRecordBytes, this.bodies);
+    const value = await readJsonBody(req.body, this.s.settings.maxRecordBytes, this.memory);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw errors.badRequest('invalid_record', 'A record is a JSON object');
     const record = value as Record<string, unknown>;
     const mac = normalizeMac(record[MAC_FIELD[kind]]);

@@ -112,6 +112,15 @@ export function utf8Decode(bytes: Uint8Array): string {
   return parts.length === 1 ? parts[0]! : parts.join('');
 }
 
+/** ISO-8859-1: each byte one code unit; never throws (RFC 9110 section 5.5: an HTTP field's obs-text). */
+export function latin1Decode(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  for (let at = 0; at < bytes.length; at += DECODE_BATCH_UNITS) {
+    parts.push(String.fromCharCode.apply(null, bytes.subarray(at, at + DECODE_BATCH_UNITS) as unknown as number[]));
+  }
+  return parts.length === 1 ? parts[0]! : parts.join('');
+}
+
 /** Lowercase hex. */
 export function hexEncode(bytes: Uint8Array): string {
   let out = '';

@@ -164,9 +164,9 @@ export class Device {
     // neither, on its Wi-Fi station interface, reachable once it has joined the site network
     // (spec 4.2: the /backup endpoints are shared across all device types; docs/firmware-api.md).
     if (me.role === 'controller') {
-      this.hal.network.listen('ethernet', (r) => this.handle(r));
-      this.hal.network.listen('softap', (r) => this.handle(r));
-    } else this.hal.network.listen('station', (r) => this.handle(r));
+      this.hal.network.listen('ethernet', (r) => this.handle(r), this.api.memory);
+      this.hal.network.listen('softap', (r) => this.handle(r), this.api.memory);
+    } else this.hal.network.listen('station', (r) => this.handle(r), this.api.memory);
     this.hal.console.onLine((line) => void this.console.dispatch(line));
     this.autoBackup.start();
     this.log('info', 'boot', `${me.role} ${me.uuid} firmware ${me.firmwareVersion} (${me.build})`);

@@ -48,9 +48,20 @@ export interface ClientResponse {
   body: BodyReader;
 }
 
+/**
+ * What a board may hold in memory for the requests it has not answered yet, shared by every interface
+ * (docs/board-http-limits.md): the listeners take each connection and the bytes of its head from it,
+ * the core the bodies it reads whole. take() answers false when the bytes are not there (the request
+ * is then refused with 503 board_busy); give() returns them.
+ */
+export interface RequestMemory {
+  take(bytes: number): boolean;
+  give(bytes: number): void;
+}
+
 export interface Network {
-  /** Serves `handler` on an interface's listener (port 80 on a board). */
-  listen(iface: Iface, handler: HttpHandler): void;
+  /** Serves `handler` on an interface's listener (port 80 on a board), its requests held within `memory`. */
+  listen(iface: Iface, handler: HttpHandler, memory: RequestMemory): void;
   /** An HTTP(S) request from the board (Ethernet, or the Wi-Fi station when associated). */
   request(request: ClientRequest): Promise<ClientResponse>;
 }

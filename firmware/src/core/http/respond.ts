@@ -1,5 +1,5 @@
 // Building responses and reading small bodies.
-import type { BodyReader, HttpResponse } from '../../hal/network.ts';
+import type { BodyReader, HttpResponse, RequestMemory } from '../../hal/network.ts';
 import { concatBytes, utf8Encode } from '../bytes.ts';
 import { drain } from '../body.ts';
 import { DeviceError } from '../errors.ts';
@@ -21,40 +21,11 @@ export function errorResponse(err: DeviceError): HttpResponse {
 }
 
 /**
- * What a board holds of request bodies in memory at once (records and small JSON requests), in bytes.
- * The chip's chunk heap is 78,848 bytes and a body read whole costs it about three times its size
- * (the pieces, the joined bytes, the parsed value): two or three 16 KB record bodies read at the
- * same time ran a controller out of memory (XS abort, a reset; found by the device fuzz on the SDK
- * build). A body that would pass the budget is refused with 503 board_busy and Retry-After, as a
- * flood of connections is (docs/board-http-limits.md); one body of any accepted size always fits.
+ * Reads a whole body of at most `limit` bytes (records and small JSON requests only). With the board's
+ * request memory (request-memory.ts), the bytes are taken from it as they arrive, and `held` says how
+ * many the caller must give back; past it, 503 board_busy with Retry-After.
  */
-export class BodyBudget {
-  private held = 0;
-
-  constructor(readonly bytes: number) {}
-
-  /** Takes `n` bytes of the budget; false when they are not there. */
-  take(n: number): boolean {
-    if (this.held + n > this.bytes) return false;
-    this.held += n;
-    return true;
-  }
-
-  give(n: number): void {
-    this.held = Math.max(0, this.held - n);
-  }
-
-  /** Bytes held now (for tests and the bench). */
-  inUse(): number {
-    return this.held;
-  }
-}
-
-/**
- * Reads a whole body of at most `limit` bytes (records and small JSON requests only). With a budget,
- * the bytes are taken from it as they arrive and `held` says how many the caller must give back.
- */
-export async function readSmallBody(body: BodyReader, limit: number, budget?: BodyBudget, held = { bytes: 0 }): Promise<Uint8Array> {
+export async function readSmallBody(body: BodyReader, limit: number, budget?: RequestMemory, held = { bytes: 0 }): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -79,7 +50,7 @@ export async function readSmallBody(body: BodyReader, limit: number, budget?: Bo
 }
 
 /** A small body parsed as JSON; with a budget, its bytes are held from the budget until it is parsed. */
-export async function readJsonBody(body: BodyReader, limit: number, budget?: BodyBudget): Promise<unknown> {
+export async function readJsonBody(body: BodyReader, limit: number, budget?: RequestMemory): Promise<unknown> {
   const held = { bytes: 0 };
   try {
     const bytes = await readSmallBody(body, limit, budget, held);

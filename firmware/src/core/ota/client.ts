@@ -21,6 +21,7 @@ import { APP_DESC_BYTES, APP_DESC_IMAGE_OFFSET, appDescriptorOfImage } from '../
 import { concatBytes, hexEncode, utf8Decode } from '../bytes.ts';
 import { readCloudConfig } from '../cloud/config.ts';
 import { drain } from '../body.ts';
+import { delay } from '../delay.ts';
 import { readSmallBody } from '../http/respond.ts';
 import { parseJson } from '../json-validator.ts';
 import { rebootSoon } from '../reboot.ts';
@@ -209,10 +210,6 @@ async function reportFailedInstall(hal: Hal, check: ClientRequest): Promise<void
   } catch {
     // the next check reports it
   }
-}
-
-function delay(hal: Hal, ms: number): Promise<void> {
-  return new Promise((resolve) => hal.timers.setTimeout(resolve, ms));
 }
 
 function checkHead(head: Uint8Array, version: string, projectName: string): void {

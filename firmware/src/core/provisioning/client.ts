@@ -5,6 +5,7 @@ import type { Hal } from '../../hal/index.ts';
 import { utf8Decode, utf8Encode } from '../bytes.ts';
 import { clientConfigurationProblem, storedClientConfiguration } from '../client-configuration.ts';
 import { drain } from '../body.ts';
+import { requestUnlessBusy } from '../http/busy-retry.ts';
 import { readSmallBody } from '../http/respond.ts';
 import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
@@ -40,7 +41,7 @@ export async function clientProvisioningAttempt(ctx: ClientContext): Promise<Cli
   }
   try {
     const body = utf8Encode(JSON.stringify({ uuid: me.uuid, mac: me.wifiMac }));
-    const ex = await hal.network.request({ method: 'POST', url: `${gateway}/api/provisioning/token`, headers: { 'content-type': 'application/json' }, body, bodyLength: body.length, timeoutMs: 15_000 });
+    const ex = await requestUnlessBusy(hal, { method: 'POST', url: `${gateway}/api/provisioning/token`, headers: { 'content-type': 'application/json' }, body, bodyLength: body.length, timeoutMs: 15_000 });
     if (ex.status === 404) {
       await drain(ex.body);
       log('info', 'provisioning: UUID not known yet, retrying at the next scan cycle');
@@ -52,7 +53,7 @@ export async function clientProvisioningAttempt(ctx: ClientContext): Promise<Cli
     }
     const token = (parseJson(await readSmallBody(ex.body, 1024)) as { token?: unknown }).token;
     if (typeof token !== 'string') return 'refused';
-    const res = await hal.network.request({ method: 'GET', url: `${gateway}/api/clients/${encodeURIComponent(me.uuid)}`, headers: { 'provisioning-token': token }, timeoutMs: 15_000 });
+    const res = await requestUnlessBusy(hal, { method: 'GET', url: `${gateway}/api/clients/${encodeURIComponent(me.uuid)}`, headers: { 'provisioning-token': token }, timeoutMs: 15_000 });
     if (res.status !== 200) {
       await drain(res.body);
       return 'refused';

@@ -7,6 +7,7 @@ import type { LocalBackupStore } from '../backup/local-store.ts';
 import { utf8Decode, utf8Encode } from '../bytes.ts';
 import { writeFileAtomically } from '../flash.ts';
 import { drain } from '../body.ts';
+import { requestUnlessBusy } from '../http/busy-retry.ts';
 import { readSmallBody } from '../http/respond.ts';
 import { isUuid } from '../ids.ts';
 import { JsonValidator, parseJson } from '../json-validator.ts';
@@ -129,8 +130,9 @@ export async function runTargetProcedure(ctx: TargetContext): Promise<TargetOutc
 
 async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, mac: string): Promise<TargetOutcome> {
   const { hal, settings, records, local, log } = ctx;
+  // A busy source (503 board_busy) is asked again after its Retry-After (core/http/busy-retry.ts).
   const request = (method: string, path: string, headers: Record<string, string>, body?: Uint8Array): Promise<ClientResponse> =>
-    hal.network.request({ method, url: gateway + path, headers, ...(body ? { body, bodyLength: body.length } : {}), timeoutMs: REQUEST_TIMEOUT_MS });
+    requestUnlessBusy(hal, { method, url: gateway + path, headers, ...(body ? { body, bodyLength: body.length } : {}), timeoutMs: REQUEST_TIMEOUT_MS });
 
   // Step 4: the token exchange. Step 3's refusal (MAC not allowed) already failed the association.
   const exchange = await request('POST', '/api/provisioning/token', { 'content-type': 'application/json' }, utf8Encode(JSON.stringify({ uuid, mac })));

@@ -87,7 +87,7 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
     fuse: { hmac: (message) => crypto.hmacSha256(fuseKey, message) },
     crypto,
     network: {
-      listen: (iface, handler) => void listeners.set(iface, handler),
+      listen: (iface, handler) => void listeners.set(iface, handler), // heads are the platform's: this one takes none (its requests arrive whole)
       request: async (req) => {
         const viaAir = radio.route(req);
         if (viaAir) return viaAir;
