@@ -5,24 +5,9 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { BodyReader, ClientResponse } from '../../firmware/src/hal/network.ts';
 import { LWIP_TCP_WINDOW, LwipSocket } from './fixtures/lwip-socket.ts';
+import { advance, resetTimers } from './fixtures/manual-timers.ts';
 
-const timers = vi.hoisted(() => {
-  const pending = new Map<number, { at: number; callback: () => void }>();
-  const state = { now: 0, next: 1 };
-  return {
-    pending,
-    state,
-    module: {
-      set: (callback: () => void, ms = 0) => {
-        const id = state.next++;
-        pending.set(id, { at: state.now + ms, callback });
-        return id;
-      },
-      clear: (id: number | undefined) => void (id !== undefined && pending.delete(id)),
-    },
-  };
-});
-vi.mock('timer', () => ({ default: timers.module }));
+vi.mock('timer', async () => ({ default: (await import('./fixtures/manual-timers.ts')).timerModule }));
 
 interface Exchange {
   what: string;
@@ -40,15 +25,6 @@ const { ClientExchange, framingOf, RESPONSE_PIECE_BYTES } = (await import(EXCHAN
   RESPONSE_PIECE_BYTES: number;
 };
 
-function advance(ms: number): void {
-  timers.state.now += ms;
-  for (const [id, timer] of [...timers.pending].sort((a, b) => a[1].at - b[1].at)) {
-    if (timer.at > timers.state.now || !timers.pending.has(id)) continue;
-    timers.pending.delete(id);
-    timer.callback();
-  }
-}
-
 const settle = async () => {
   for (let i = 0; i < 20; i++) await Promise.resolve();
 };
@@ -61,25 +37,25 @@ function pattern(n: number): Uint8Array {
   return b;
 }
 
-/** A server on the other end: sends `wire` as fast as the window lets it, then closes. */
+/** A server on the other end: sends `wire` as fast as the window lets it, then closes (unless told not to). */
 class Peer {
-  private offset = 0;
   constructor(
     readonly socket: LwipSocket,
-    private readonly wire: Uint8Array,
-    private readonly close = true,
-  ) {}
+    wire: Uint8Array,
+    close = true,
+  ) {
+    socket.send(wire);
+    if (close) socket.finish();
+  }
 
   /** One turn of the network: what fits in the window goes in, the reports are delivered. */
   async turn(): Promise<void> {
-    if (this.offset < this.wire.length) this.offset += this.socket.offer(this.wire.subarray(this.offset));
-    else if (this.close) this.socket.finish();
     this.socket.pump();
     await settle();
   }
 
   get done(): boolean {
-    return this.offset >= this.wire.length;
+    return this.socket.unsent() === 0;
   }
 }
 
@@ -132,10 +108,7 @@ async function readAll(peer: Peer, response: Promise<ClientResponse>, turnsPerRe
   return { status: answer.status, body: new Uint8Array(Buffer.concat(pieces)), largest: Math.max(0, ...pieces.map((p) => p.length)), mostAhead };
 }
 
-beforeEach(() => {
-  timers.pending.clear();
-  timers.state.now = 0;
-});
+beforeEach(resetTimers);
 
 describe('a download the core reads more slowly than the network delivers', () => {
   it('arrives whole and in order, 512 KB with a Content-Length, while lwIP never holds more than its window', async () => {
@@ -212,7 +185,7 @@ describe('a download that breaks', () => {
   it('refuses what is not an HTTP/1.1 answer, a head over 8 KB and a malformed Content-Length, and closes', async () => {
     for (const [wire, message] of [
       ['SSH-2.0-OpenSSH\r\n', 'not an HTTP/1.1 status line'],
-      [`HTTP/1.1 200 OK\r\nx: ${'a'.repeat(9000)}\r\n\r\n`, 'the response head exceeds 8192 bytes'],
+      [`HTTP/1.1 200 OK\r\nx: ${'a'.repeat(9000)}\r\n\r\n`, 'the head exceeds 8192 bytes'],
       ['HTTP/1.1 200 OK\r\ncontent-length: 5, 6\r\n\r\n', 'not a byte count'],
       ['HTTP/1.1 200 OK\r\nno colon here\r\n\r\n', 'malformed'],
     ] as const) {
@@ -230,6 +203,7 @@ describe('a download that breaks', () => {
     const early = new LwipSocket();
     const closing = start(early);
     early.finish();
+    early.pump();
     early.pump();
     await expect(closing.response).rejects.toThrow('the connection closed before the answer');
   });

@@ -20,7 +20,7 @@ const manifest = JSON.parse(readFileSync(join(PLATFORM, 'manifest.json'), 'utf8'
 };
 
 /** The SDK and our types/ declarations: every bare specifier the platform may import. */
-const SDK_MODULES = ['Resource', 'commodetto/Bitmap', 'commodetto/Poco', 'commodetto/parseBMF', 'embedded:io/serial', 'ethernet', 'file', 'http', 'mc/config', 'modules', 'mqtt', 'net', 'ota', 'preference', 'securesocket', 'sntp', 'socket', 'ssd1306', 'time', 'timer', 'wifi'];
+const SDK_MODULES = ['Resource', 'commodetto/Bitmap', 'commodetto/Poco', 'commodetto/parseBMF', 'embedded:io/serial', 'ethernet', 'file', 'mc/config', 'modules', 'mqtt', 'net', 'ota', 'preference', 'securesocket', 'sntp', 'socket', 'ssd1306', 'time', 'timer', 'wifi'];
 /** The portable crypto fallback: loaded on demand (config crypto: pure), never preloaded. */
 const FALLBACK = ['src/core/crypto/pure', 'src/core/crypto/gcm'];
 

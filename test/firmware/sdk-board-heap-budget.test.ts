@@ -27,12 +27,8 @@ import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.t
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { backupOfSize, boardApi as http, controllerIdentity } from '../../tools/bench/firmware-bench-lib.ts';
 import { measure } from '../../tools/bench/heap-probe.ts';
+import { ESP32S3, LIVE_CHUNK_LIMIT, LIVE_SLOT_LIMIT, STACK_LIMIT } from './fixtures/heap-limits.ts';
 
-/** The esp32s3's creation (firmware/src/platform/moddable/manifest.json). */
-const ESP32S3 = { chunkBytes: 78_848, slots: 4927, stackSlots: 512 };
-export const LIVE_SLOT_LIMIT = 2300;
-export const LIVE_CHUNK_LIMIT = (ESP32S3.chunkBytes * 3) / 4;
-export const STACK_LIMIT = ESP32S3.stackSlots - ESP32S3.stackSlots / 8;
 /** How many more slots the board may hold live after the procedure than when it started it. */
 const GROWTH_TOLERANCE = 64;
 const SAMPLE_MS = 10;

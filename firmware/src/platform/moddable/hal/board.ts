@@ -80,7 +80,7 @@ export function createBoardHal(config: BoardConfig): BoardHal {
     timers,
     fuse: efuseHmac,
     crypto: boardCrypto(config),
-    network: { listen: (iface, handler) => listeners.listen(iface, handler), request: (request) => client.request(request) },
+    network: { listen: (iface, handler, memory) => listeners.listen(iface, handler, memory), request: (request) => client.request(request) },
     radio,
     display,
     eventLog,

@@ -1,17 +1,16 @@
-/// <reference path="../types/http-detach.d.ts" />
 // A request body pulled from the socket (http-connection.ts). read() takes what lwIP holds, or waits
 // for the socket's next "readable" report. Data nobody asked for stays in lwIP: modSocket.c frees a
 // pbuf (and widens the TCP window) only once it is read, so a fast client is slowed down by TCP
 // itself and the board's memory stays bounded by the window, whatever the body's size.
-import type { DetachedSocket } from 'http';
 import type { BodyReader } from '../../../hal/network.ts';
+import type { StreamSocket } from './stream-socket.ts';
 
 export class PulledBody implements BodyReader {
   private waiter: { resolve: (chunk: Uint8Array | null) => void; reject: (err: Error) => void } | undefined;
   private failure: Error | undefined;
 
   constructor(
-    private readonly socket: DetachedSocket,
+    private readonly socket: StreamSocket,
     private remaining: number,
     private readonly chunkBytes: number,
     /** Called once the last byte has been read. */

@@ -5,8 +5,8 @@
 // fail. Here:
 // - the head and the body go out as the socket has room (SocketWriter), the body read from the core's
 //   reader chunk by chunk, however slowly it produces them;
-// - the response head is read line by line (at most MAX_HEAD_BYTES), then the body is pulled as the
-//   core reads it (http-response-body.ts): the sender is slowed down by TCP, not refused;
+// - the response head is read line by line (http-head.ts: at most MAX_HEAD_BYTES), then the body is
+//   pulled as the core reads it (http-response-body.ts): the sender is slowed down by TCP, not refused;
 // - the time-out is a "no progress" time-out: started again by every byte written or read, so a long
 //   transfer that keeps moving is never cut, and a sender that stalls (or a core that stops reading)
 //   ends the exchange after timeoutMs.
@@ -14,6 +14,7 @@ import Timer from 'timer';
 import { utf8Encode } from '../../../core/bytes.ts';
 import type { BodyReader, ClientResponse } from '../../../hal/network.ts';
 import { SocketWriter } from './http-response.ts';
+import { HeadReader } from './http-head.ts';
 import { ResponseBody, type BodyFraming } from './http-response-body.ts';
 import { SOCKET_CONNECTED, SOCKET_READABLE, SOCKET_WRITABLE, type StreamSocket } from './stream-socket.ts';
 
@@ -43,8 +44,7 @@ export class ClientExchange {
   private phase: Phase = 'connecting';
   private readonly writer: SocketWriter;
   private timer: Timer | undefined;
-  private line = '';
-  private headBytes = 0;
+  private readonly head: HeadReader;
   private status = 0;
   /** A 1xx answer's head is being skipped (RFC 9110 section 15.2). */
   private interim = false;
@@ -60,6 +60,7 @@ export class ClientExchange {
       this.reject = reject;
     });
     this.writer = new SocketWriter(socket, () => this.progress());
+    this.head = new HeadReader(socket, MAX_HEAD_BYTES);
     socket.callback = (message) => this.onSocket(message);
     this.progress();
   }
@@ -103,15 +104,15 @@ export class ClientExchange {
   }
 
   private readHead(): void {
-    while (this.phase === 'head' && this.socket.read() > 0) {
-      const piece = this.socket.read(String, '\n');
+    while (this.phase === 'head') {
+      let text: string | undefined;
+      try {
+        text = this.head.line();
+      } catch (err) {
+        return this.fail(err as Error);
+      }
+      if (text === undefined) return;
       this.progress();
-      this.headBytes += piece.length;
-      if (this.headBytes > MAX_HEAD_BYTES) return this.fail(new Error(`the response head exceeds ${MAX_HEAD_BYTES} bytes`));
-      const line = this.line + piece;
-      this.line = line.endsWith('\n') ? '' : line;
-      if (this.line !== '') continue;
-      const text = line.replace(/\r?\n$/, '');
       if (this.status === 0 && !this.interim) {
         const status = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(text);
         if (!status) return this.fail(new Error(`not an HTTP/1.1 status line: ${JSON.stringify(text.slice(0, 40))}`));

@@ -3,6 +3,8 @@
 export interface ListenerLimits {
   /** Request line and headers together. */
   headBytes: number;
+  /** One header line (what a line costs while it arrives; ESP-IDF's httpd allows 512 bytes). */
+  headerLineBytes: number;
   headTimeoutMs: number;
   /** From the end of the head to the last body byte. */
   bodyTimeoutMs: number;
@@ -20,6 +22,7 @@ export interface ListenerLimits {
 
 export const BOARD_HTTP_LIMITS: Readonly<ListenerLimits> = Object.freeze({
   headBytes: 8192,
+  headerLineBytes: 2048,
   headTimeoutMs: 10_000,
   bodyTimeoutMs: 15_000,
   maxBodyBytes: 1_048_576,

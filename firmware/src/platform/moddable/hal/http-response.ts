@@ -1,11 +1,15 @@
-// Writing on a socket: a response on a detached connection (http-connection.ts), a request the board
+// Writing on a socket: a response on a listener's connection (http-connection.ts), a request the board
 // sends (http-exchange.ts). As much as the socket has room for (`write()` with no argument answers
 // tcp_sndbuf; a larger write throws in modSocket.c), then the next "writable" report (lwIP's sent
 // callback) for more. The head carries the content-length, the body streams from the core's reader
 // chunk by chunk: a 512 KB backup never sits in memory.
+import { concatBytes } from '../../../core/bytes.ts';
 import type { HttpResponse } from '../../../hal/network.ts';
 import { HttpRefusal, refusalResponse, responseHead } from './http-text.ts';
 import type { StreamSocket } from './stream-socket.ts';
+
+/** A response at most this long is written in one piece (less than a TCP segment). */
+const SMALL_RESPONSE_BYTES = 1024;
 
 export class SocketWriter {
   private waiter: (() => void) | undefined;
@@ -58,8 +62,13 @@ export async function writeResponse(writer: SocketWriter, response: HttpResponse
     // A programming error in a handler, caught before anything was written.
     return writeResponse(writer, refusalResponse(new HttpRefusal(500, 'internal_error', 'A streamed response needs its content-length')), method);
   }
-  await writer.write(responseHead(status, headers));
-  if (method === 'HEAD' || noBodyStatus || body === undefined) return;
+  const head = responseHead(status, headers);
+  if (method === 'HEAD' || noBodyStatus || body === undefined) return writer.write(head);
+  // A small answer (every refusal, a JSON answer) in one write, so that it goes out whole: the
+  // connection may end between two writes (a client that half-closed its side as it sent its request is
+  // reported gone once its bytes are read), and a head without its body promised bytes that never came.
+  if (body instanceof Uint8Array && head.length + body.length <= SMALL_RESPONSE_BYTES) return writer.write(concatBytes(head, body));
+  await writer.write(head);
   if (body instanceof Uint8Array) return writer.write(body);
   const declared = Number(headers[lengthName]);
   let sent = 0;

@@ -73,7 +73,7 @@ export class TlsStream implements StreamSocket {
   }
 
   read(): number;
-  read(type: typeof ArrayBuffer, count?: number): ArrayBuffer;
+  read(type: typeof ArrayBuffer, until?: number | string): ArrayBuffer;
   read(type: typeof String, until?: number | string): string;
   read(type: null, count: number | string): number;
   read(type?: typeof ArrayBuffer | typeof String | null, limit?: number | string): number | ArrayBuffer | string {
