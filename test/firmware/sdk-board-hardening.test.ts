@@ -186,6 +186,14 @@ describe('a board under bad clients', () => {
     expectJsonError(await rawRequest(board.urls.ethernet!, 'GARBAGE\r\n\r\n').answer, 400, 'bad_request');
     // A header line without a colon reaches the platform's own head parser: JSON.
     expectJsonError(await rawRequest(board.urls.ethernet!, 'GET /backup HTTP/1.1\r\nHost b\r\n\r\n').answer, 400, 'bad_request');
+    // A NUL byte in a header value: 400 at once, not the head time-out (10 s) with a pending slot held.
+    expectJsonError(await rawRequest(board.urls.ethernet!, 'GET /backup HTTP/1.1\r\nX-A: a\u0000b\r\nHost: b\r\n\r\n', { timeoutMs: 5000 }).answer, 400, 'bad_request');
+    // A malformed Content-Length, the client closing its side as it sends: the refusal arrives whole.
+    for (const length of ['+5', 'abc', '5, 5']) {
+      const a = await rawRequest(board.urls.ethernet!, `PUT /backup HTTP/1.1\r\nHost: b\r\nContent-Length: ${length}\r\n\r\n`, { end: true }).answer;
+      expectJsonError(a, 400, 'bad_request');
+      expect(a!.body.length, length).toBe(Number(a!.headers['content-length']));
+    }
     await expectAnswering();
   });
 
