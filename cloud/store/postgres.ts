@@ -15,6 +15,8 @@ import {
 } from './rows.ts';
 import { PostgresFleetTables } from './postgres-fleet.ts';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations.ts';
+import { migrate, postgresBook } from './migrate.ts';
+import { inTransaction, POOL_SIZE } from './postgres-pool.ts';
 import type {
   AuditEntry,
   BackupMeta,
@@ -42,10 +44,7 @@ import type {
 } from './types.ts';
 
 const NONCE_PURGE_EVERY = 256;
-/** Connections of one process; the workers of a serve divide it among them (at least 2 each). */
-export const POOL_SIZE = 10;
-/** One advisory-lock key space for migrations, another per appconfig function. */
-const MIGRATION_LOCK = 0x464c4545; // "FLEE"
+export { POOL_SIZE };
 
 export class PostgresStore implements CloudStore {
   readonly kind = 'postgres' as const;
@@ -64,7 +63,7 @@ export class PostgresStore implements CloudStore {
     const pool = new pg.Pool({ connectionString: url, max: opts.poolSize ?? POOL_SIZE });
     const store = new PostgresStore(pool);
     try {
-      await store.migrate();
+      await migrate(postgresBook(pool), POSTGRES_MIGRATIONS);
     } catch (err) {
       await pool.end();
       throw err;
@@ -72,40 +71,12 @@ export class PostgresStore implements CloudStore {
     return store;
   }
 
-  private async tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const out = await fn(client);
-      await client.query('COMMIT');
-      return out;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  private tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, fn);
   }
 
-  private async migrate(): Promise<void> {
-    await this.tx(async (c) => {
-      await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-      await c.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-      const { rows } = await c.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
-      const current = rows[0]?.v ?? 0;
-      if (current > POSTGRES_MIGRATIONS.length) {
-        throw new Error(`the database schema is version ${current}, newer than this program knows (${POSTGRES_MIGRATIONS.length})`);
-      }
-      for (let v = current; v < POSTGRES_MIGRATIONS.length; v++) {
-        await c.query(POSTGRES_MIGRATIONS[v]!);
-        await c.query('INSERT INTO schema_migrations (version) VALUES ($1)', [v + 1]);
-      }
-    });
-  }
-
-  async schemaVersion(): Promise<number> {
-    const { rows } = await this.pool.query<{ v: number }>('SELECT max(version) AS v FROM schema_migrations');
-    return rows[0]?.v ?? 0;
+  schemaVersion(): Promise<number> {
+    return postgresBook(this.pool).read();
   }
 
   async listReleases(t: ReleaseTrack): Promise<FirmwareRelease[]> {

@@ -1,6 +1,7 @@
 // The SQLite store's schema: numbered migrations, applied in order, `PRAGMA user_version` recording how
 // far (docs/storage.md). PostgreSQL's are in cloud/store/postgres-migrations.ts, kept in step with these.
 import type Database from 'better-sqlite3';
+import { migrate, sqliteBook } from './migrate.ts';
 
 /** Each entry runs once, in order, inside a transaction; `PRAGMA user_version` records how far. */
 export const SQLITE_MIGRATIONS: readonly string[] = [
@@ -154,24 +155,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    CREATE INDEX console_sessions_expiry ON console_sessions (expires_at_ms);`,
 ];
 
-/** Brings the database to the latest schema; refuses one newer than this program knows. */
+/** Brings the database to the latest schema (migrate.ts); refuses one newer than this program knows. */
 export function migrateSqlite(db: Database.Database): void {
-  const known = SQLITE_MIGRATIONS.length;
-  const check = (v: number) => {
-    if (v > known) throw new Error(`the database schema is version ${v}, newer than this program knows (${known})`);
-  };
-  const seen = db.pragma('user_version', { simple: true }) as number;
-  check(seen);
-  // Up to date (a worker opening the file its supervisor migrated): no write lock to take.
-  if (seen === known) return;
-  // One IMMEDIATE transaction that reads the version again under the write lock: several processes
-  // opening a new file at once (the workers of a serve) migrate it once.
-  db.transaction(() => {
-    const current = db.pragma('user_version', { simple: true }) as number;
-    check(current);
-    for (let v = current; v < known; v++) {
-      db.exec(SQLITE_MIGRATIONS[v]!);
-      db.pragma(`user_version = ${v + 1}`);
-    }
-  }).immediate();
+  migrate(sqliteBook(db), SQLITE_MIGRATIONS);
 }

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { clientConfigurationProblem } from '../../firmware/src/core/client-configuration.ts';
 import { isUuid, normalizeMac, UUID_RULE } from '../../firmware/src/core/ids.ts';
+import { migrate, sqliteBook } from '../../cloud/store/migrate.ts';
 import { checkConfiguration, emptyConfiguration, etagOf, exportText, MAX_EXPORT_BYTES, type Configuration } from './configuration.ts';
 import { ConfiguratorError } from './errors.ts';
 
@@ -149,18 +150,12 @@ export class SiteStore {
       db = new Database(path, { fileMustExist: false });
       db.pragma('foreign_keys = ON');
       db.pragma('synchronous = FULL');
-      const version = db.pragma('user_version', { simple: true }) as number;
+      const book = sqliteBook(db, { applicationId: SITE_APPLICATION_ID });
+      const version = book.read();
       const appId = db.pragma('application_id', { simple: true }) as number;
       if (existed && (version > 0 || appId !== 0) && appId !== SITE_APPLICATION_ID) throw new Error('it is another application\'s database, not a site');
       if (existed && version === 0 && (db.prepare("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n > 0) throw new Error('it holds tables that are not a site\'s');
-      if (version > MIGRATIONS.length) throw new Error(`it was written by a newer configurator (site schema ${version}, this one knows ${MIGRATIONS.length})`);
-      for (let v = version; v < MIGRATIONS.length; v++) {
-        db.transaction(() => {
-          db.exec(MIGRATIONS[v]!);
-          db.pragma(`application_id = ${SITE_APPLICATION_ID}`);
-          db.pragma(`user_version = ${v + 1}`);
-        })();
-      }
+      migrate(book, MIGRATIONS, { tooNew: (found, known) => `it was written by a newer configurator (site schema ${found}, this one knows ${known})` });
     } catch (err) {
       throw new SiteFileError(`${path} cannot be used as a site: ${err instanceof Error ? err.message : String(err)}`);
     }
