@@ -14,9 +14,9 @@ import {
   type ReleaseRow,
 } from './rows.ts';
 import { PostgresFleetTables } from './postgres-fleet.ts';
-import { POSTGRES_MIGRATIONS } from './postgres-migrations.ts';
 import { migrate, postgresBook } from './migrate.ts';
 import { inTransaction, POOL_SIZE } from './postgres-pool.ts';
+import { POSTGRES_MIGRATIONS } from './schema.ts';
 import type {
   AuditEntry,
   BackupMeta,

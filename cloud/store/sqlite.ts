@@ -1,5 +1,5 @@
 // The embedded default store: SQLite through better-sqlite3, WAL journal, numbered schema migrations
-// (sqlite-migrations.ts).
+// (schema.ts, applied by migrate.ts).
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -18,7 +18,8 @@ import {
 } from './rows.ts';
 import { isBusy, SqliteBusyLine, type SqliteBusyStats } from './sqlite-busy.ts';
 import { SqliteFleetTables } from './sqlite-fleet.ts';
-import { migrateSqlite } from './sqlite-migrations.ts';
+import { migrate, sqliteBook } from './migrate.ts';
+import { SQLITE_MIGRATIONS } from './schema.ts';
 import { startCheckpointerThread, startWriterThread, type WriterCall, type WriterReply } from './sqlite-threads.ts';
 import type {
   AuditEntry,
@@ -133,7 +134,7 @@ export class SqliteStore implements CloudStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
-    migrateSqlite(this.db);
+    migrate(sqliteBook(this.db), SQLITE_MIGRATIONS);
     // From now on a busy lock is waited for off the event loop (SqliteBusyLine).
     this.db.pragma('busy_timeout = 0');
     if (path !== ':memory:' && path !== '') {

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../cloud/errors.ts';
 import { Worker } from 'node:worker_threads';
-import { SQLITE_MIGRATIONS } from '../../cloud/store/sqlite-migrations.ts';
+import { SQLITE_MIGRATIONS } from '../../cloud/store/schema.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 
 const dirs: string[] = [];

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../cloud/store/postgres.ts';
-import { POSTGRES_MIGRATIONS } from '../../cloud/store/postgres-migrations.ts';
+import { POSTGRES_MIGRATIONS } from '../../cloud/store/schema.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import type { CloudStore, ConsoleSessionRecord } from '../../cloud/store/types.ts';
 import { openStore } from '../../cloud/store/index.ts';

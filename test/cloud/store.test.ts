@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, UnsupportedDatabaseError } from '../../cloud/store/index.ts';
-import { SQLITE_MIGRATIONS } from '../../cloud/store/sqlite-migrations.ts';
+import { SQLITE_MIGRATIONS } from '../../cloud/store/schema.ts';
 import { sqliteOptionsFromUrl } from '../../cloud/store/database-url.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import type { Worker } from 'node:worker_threads';
