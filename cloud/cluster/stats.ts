@@ -2,18 +2,17 @@
 // (or the one process of WORKERS=1), SQLITE_BUSY met and waited out, connections cut at the shutdown
 // time-out, and the admission gates' refusals; summed into one `stopped: …` line on stderr.
 import type { RunningCloud } from '../server.ts';
-import type { SqliteBusyStats } from '../store/sqlite-busy.ts';
 import type { WorkerStats } from './messages.ts';
 
 export function workerStats(running: RunningCloud, cut: number): WorkerStats {
-  const busy = (running.store as { busyStats?: () => SqliteBusyStats }).busyStats?.();
+  const busy = running.store.stats();
   const gates = running.cloud.gates();
   return {
-    sqliteBusy: busy?.busy ?? 0,
-    sqliteBusyCalls: busy?.calls ?? 0,
-    sqliteBusyMaxWaitMs: Math.round(busy?.maxWaitMs ?? 0),
-    sqliteBusyBatches: busy?.batches ?? 0,
-    sqliteBusyGaveUp: busy?.gaveUp ?? 0,
+    sqliteBusy: busy.busy,
+    sqliteBusyCalls: busy.calls,
+    sqliteBusyMaxWaitMs: Math.round(busy.maxWaitMs),
+    sqliteBusyBatches: busy.batches,
+    sqliteBusyGaveUp: busy.gaveUp,
     cutAtShutdown: cut,
     uploadRefused: gates.upload.refusedFull + gates.upload.refusedWait,
     storeRefused: gates.store.refusedFull + gates.store.refusedWait,

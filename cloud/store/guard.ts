@@ -5,8 +5,8 @@
 import { Admission, type AdmissionLimits } from '../admission.ts';
 import type { CloudStore } from './types.ts';
 
-/** Not gated: the lifecycle, and what is not an operation. */
-const UNGATED = new Set<PropertyKey>(['kind', 'close', 'then']);
+/** Not gated: the lifecycle, and what is not an operation (the counts are read synchronously). */
+const UNGATED = new Set<PropertyKey>(['kind', 'close', 'stats', 'then']);
 
 export function guardStore(store: CloudStore, limits: AdmissionLimits): { store: CloudStore; gate: Admission } {
   const gate = new Admission('store', limits);

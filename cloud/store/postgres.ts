@@ -39,6 +39,7 @@ import type {
   Rollout,
   RolloutState,
   StoredBackup,
+  StoreStats,
   TrackSigning,
   TrackSummary,
 } from './types.ts';
@@ -332,6 +333,11 @@ export class PostgresStore implements CloudStore {
 
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
+  }
+
+  /** No lock waits of its own to count: the server makes a statement wait for a lock (StoreStats). */
+  stats(): StoreStats {
+    return { busy: 0, calls: 0, maxWaitMs: 0, batches: 0, gaveUp: 0 };
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@
 // through it).
 import type Database from 'better-sqlite3';
 import { ApiError } from '../errors.ts';
+import type { StoreStats } from './types.ts';
 
 /**
  * SQLITE_BUSY (docs/cloud-workers.md): the workers of one `fleet serve` are processes with their own
@@ -15,23 +16,11 @@ import { ApiError } from '../errors.ts';
  * them. A write arriving while the line waits joins it. Past BUSY_WAIT_MS the waiting writes are
  * refused as 503 store_saturated (nothing written: the device retries). Reads are not blocked by a
  * writer in WAL mode; one refused all the same (a WAL being recovered) is retried alone. Every
- * refusal is counted (SqliteStore.busyStats()). Write transactions that read first are BEGIN
+ * refusal is counted (the store's stats()). Write transactions that read first are BEGIN
  * IMMEDIATE, so a write never fails half-way on a stale snapshot.
  */
 const BUSY_WAIT_MS = 5_000;
 const BUSY_BACKOFF_MS = [1, 1, 2, 2, 4, 4, 8, 8, 16] as const;
-
-export interface SqliteBusyStats {
-  /** Statements or transactions refused with SQLITE_BUSY, each tried again. */
-  busy: number;
-  /** Store calls that waited for another process's write lock, and the longest time one waited, ms. */
-  calls: number;
-  maxWaitMs: number;
-  /** Transactions that ran a line of waiting writes together, once the lock was had. */
-  batches: number;
-  /** Store calls refused after BUSY_WAIT_MS (answered 503). */
-  gaveUp: number;
-}
 
 /** A write waiting in the line for another process's write lock. */
 interface WaitingWrite {
@@ -52,7 +41,7 @@ export function isBusy(err: unknown): boolean {
 
 /** One connection's waits for the write lock: its reads retried, its writes in line (see above). */
 export class SqliteBusyLine {
-  private readonly counts: SqliteBusyStats = { busy: 0, calls: 0, maxWaitMs: 0, batches: 0, gaveUp: 0 };
+  private readonly counts: StoreStats = { busy: 0, calls: 0, maxWaitMs: 0, batches: 0, gaveUp: 0 };
   /** Writes waiting for another process's write lock, in order; undefined while none waits. */
   private writeLine: WaitingWrite[] | undefined;
   private lineTransaction: Database.Transaction<(line: WaitingWrite[]) => { ok: boolean; value: unknown }[]> | undefined;
@@ -192,7 +181,7 @@ export class SqliteBusyLine {
     this.counts.busy++;
   }
 
-  stats(): SqliteBusyStats {
+  stats(): StoreStats {
     return { ...this.counts };
   }
 }

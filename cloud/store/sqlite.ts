@@ -16,7 +16,7 @@ import {
   type DeviceRow,
   type ReleaseRow,
 } from './rows.ts';
-import { isBusy, SqliteBusyLine, type SqliteBusyStats } from './sqlite-busy.ts';
+import { isBusy, SqliteBusyLine } from './sqlite-busy.ts';
 import { SqliteFleetTables } from './sqlite-fleet.ts';
 import { migrate, sqliteBook } from './migrate.ts';
 import { SQLITE_MIGRATIONS } from './schema.ts';
@@ -43,6 +43,7 @@ import type {
   Rollout,
   RolloutState,
   StoredBackup,
+  StoreStats,
   TrackSigning,
   TrackSummary,
 } from './types.ts';
@@ -279,7 +280,7 @@ export class SqliteStore implements CloudStore {
   }
 
   /** SQLITE_BUSY met and waited out since the store opened (docs/cloud-workers.md). */
-  busyStats(): SqliteBusyStats {
+  stats(): StoreStats {
     return this.busy.stats();
   }
 

@@ -224,6 +224,24 @@ export type DeployResult =
 
 export type DeleteConfigResult = { ok: true } | { ok: false; reason: 'in_progress' | 'not_found' };
 
+/**
+ * What a store counted since it opened, said once as a serve stops (docs/cloud-workers.md): its waits
+ * for another process's write lock. SQLite answers SQLITE_BUSY and the store waits itself
+ * (cloud/store/sqlite-busy.ts); PostgreSQL's server makes a statement wait for its locks, so its store
+ * counts none.
+ */
+export interface StoreStats {
+  /** Statements or transactions refused with SQLITE_BUSY, each tried again. */
+  busy: number;
+  /** Store calls that waited for another process's write lock, and the longest time one waited, ms. */
+  calls: number;
+  maxWaitMs: number;
+  /** Transactions that ran a line of waiting writes together, once the lock was had. */
+  batches: number;
+  /** Store calls refused after the longest wait (answered 503). */
+  gaveUp: number;
+}
+
 export interface CloudStore {
   readonly kind: 'sqlite' | 'postgres';
 
@@ -332,5 +350,7 @@ export interface CloudStore {
 
   /** A cheap check that the store answers (used by /health). */
   ping(): Promise<void>;
+  /** What the store counted since it opened. */
+  stats(): StoreStats;
   close(): Promise<void>;
 }

@@ -61,7 +61,7 @@ describe('SqliteStore under another writer', () => {
     other.exec('COMMIT');
     expect(await write).toBe(true);
     expect(await store.recordNonce('d-1', 'n-1', 10_000, 1)).toBe(false); // written once
-    const stats = store.busyStats();
+    const stats = store.stats();
     expect(stats.busy).toBeGreaterThanOrEqual(2);
     expect([stats.calls, stats.batches, stats.gaveUp]).toEqual([1, 1, 0]);
     expect(stats.maxWaitMs).toBeGreaterThan(0);
@@ -90,7 +90,7 @@ describe('SqliteStore under another writer', () => {
     await expect(refused).rejects.toThrow(/CHECK constraint failed/);
     expect((await store.getBackup('d-4'))?.blob.toString()).toBe('FFCE-two');
     expect(await store.listRollouts({ class: 'c', productHex: '0x00000001', application: 'c' })).toEqual([]);
-    const stats = store.busyStats();
+    const stats = store.stats();
     expect([stats.calls, stats.batches, stats.gaveUp]).toEqual([8, 1, 0]);
   });
 
@@ -119,7 +119,7 @@ describe('SqliteStore under another writer', () => {
     expect((err as ApiError).details).toMatchObject({ gate: 'sqlite', reason: 'busy' });
     other.exec('ROLLBACK');
     expect(await store.getBackup('d-3')).toBeNull();
-    expect(store.busyStats().gaveUp).toBe(1);
+    expect(store.stats().gaveUp).toBe(1);
   });
 
   it('opens a new file that another process is migrating (the workers of a serve start together): migrated once, no error', async () => {

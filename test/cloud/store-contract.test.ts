@@ -10,6 +10,7 @@ import { POSTGRES_MIGRATIONS } from '../../cloud/store/schema.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import type { CloudStore, ConsoleSessionRecord } from '../../cloud/store/types.ts';
 import { openStore } from '../../cloud/store/index.ts';
+import { guardStore } from '../../cloud/store/guard.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
 const track = { class: 'ctl', productHex: '0x00000001', application: 'ctl' };
@@ -142,8 +143,11 @@ describe.each([
     expect(await store.deleteConsoleSession(session(3).idHash)).toBe(true);
   });
 
-  it('answers ping', async () => {
+  it('answers ping; counts no lock waits with no other process writing, also through the gate (stats are not an operation)', async () => {
     await expect(store.ping()).resolves.toBeUndefined();
+    const none = { busy: 0, calls: 0, maxWaitMs: 0, batches: 0, gaveUp: 0 };
+    expect(store.stats()).toEqual(none);
+    expect(guardStore(store, { maxActive: 1, maxQueued: 0, maxWaitMs: 1, retryAfterSeconds: 1 }).store.stats()).toEqual(none);
   });
 });
 

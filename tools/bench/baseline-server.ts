@@ -119,7 +119,7 @@ async function serveWorker(): Promise<import('node:http').Server> {
   process.once('SIGTERM', () => {
     server.close(() => {
       // As the cloud's workers say it (cloud/cluster/stats.ts): the same store met the same lock.
-      const busy = (store as { busyStats?: () => { busy: number; calls: number; batches: number; maxWaitMs: number } } | undefined)?.busyStats?.();
+      const busy = store?.kind === 'sqlite' ? store.stats() : undefined;
       if (busy) process.stderr.write(`worker ${process.pid} stopped: SQLITE_BUSY ${busy.busy} times, ${busy.calls} store calls waited for the lock (run in ${busy.batches} transactions), longest wait ${Math.round(busy.maxWaitMs)} ms\n`);
       void (store ? store.close() : Promise.resolve()).then(() => process.exit(0));
     });
