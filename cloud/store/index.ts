@@ -1,6 +1,7 @@
 // One async factory picks the store from DATABASE_URL and imports it lazily.
 import { workerShare } from '../cluster/share.ts';
 import { databaseKind, sqliteOptionsFromUrl } from './database-url.ts';
+import { POOL_SIZE } from './postgres-pool.ts';
 import type { CloudStore } from './types.ts';
 
 export type { CloudStore } from './types.ts';
@@ -13,7 +14,7 @@ export class UnsupportedDatabaseError extends Error {
 export async function openStore(databaseUrl: string, opts: { workers?: number } = {}): Promise<CloudStore> {
   const kind = databaseKind(databaseUrl);
   if (kind === 'postgres') {
-    const { PostgresStore, POOL_SIZE } = await import('./postgres.ts');
+    const { PostgresStore } = await import('./postgres.ts');
     return PostgresStore.connect(databaseUrl, { poolSize: workerShare(POOL_SIZE, opts.workers ?? 1, 2) });
   }
   if (kind === 'unknown') {

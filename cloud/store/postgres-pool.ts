@@ -30,3 +30,9 @@ export interface PostgresConnection {
 export function postgresConnection(pool: pg.Pool): PostgresConnection {
   return { pool, tx: (fn) => inTransaction(pool, fn) };
 }
+
+/** `$1, $2, …` for n parameters. */
+export const numbered = (n: number) => Array.from({ length: n }, (_, i) => `$${i + 1}`).join(', ');
+
+/** How many rows a statement changed. */
+export const changed = (r: pg.QueryResult) => (r.rowCount ?? 0) > 0;

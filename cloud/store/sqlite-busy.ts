@@ -1,8 +1,8 @@
-// The SQLite store's waits for another process's write lock (cloud/store/sqlite.ts runs every call
-// through it).
+// The SQLite store's waits for another process's write lock (every call of the domains' SQLite halves
+// goes through it, by sqlite-connection.ts).
 import type Database from 'better-sqlite3';
 import { ApiError } from '../errors.ts';
-import type { StoreStats } from './types.ts';
+import type { StoreStats } from './stats.ts';
 
 /**
  * SQLITE_BUSY (docs/cloud-workers.md): the workers of one `fleet serve` are processes with their own

@@ -138,7 +138,7 @@ describe('SqliteStore with a writer thread (docs/fleet-scale.md)', () => {
     expect(raced.filter(Boolean)).toHaveLength(1);
     // The writer thread dies: what was pending is refused, what follows runs on the main connection.
     const pending = s.putBackup('lost-or-not', big(1), null, 't');
-    await (s as unknown as { writer: Worker }).writer.terminate();
+    await (s as unknown as { writer: { worker: Worker } }).writer.worker.terminate();
     await pending.then(
       () => undefined,
       (err: Error) => expect(err.message).toMatch(/writer thread/),

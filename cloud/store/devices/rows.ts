@@ -1,0 +1,133 @@
+// The device tables as both halves read them (devices, device_groups, device_inventory, with the
+// device's backup for the inventory): row shapes, their records, and the one inventory query, written
+// once with the placeholder style of each database. PostgreSQL returns BIGINT as strings, SQLite as
+// numbers; both go through here.
+import type { DeviceRecord, InventoryFilter, InventoryRecord, OtaCheckState } from './types.ts';
+
+export interface DeviceRow {
+  uuid: string;
+  public_key_pem: string;
+  enrolled_at: string;
+  updated_at: string;
+  label?: string | null;
+}
+
+export function deviceFromRow(r: DeviceRow): DeviceRecord {
+  const d: DeviceRecord = { uuid: r.uuid, publicKeyPem: r.public_key_pem, enrolledAt: r.enrolled_at, updatedAt: r.updated_at };
+  if (r.label) d.label = r.label;
+  return d;
+}
+
+export interface InventoryRow {
+  uuid: string;
+  public_key_pem: string;
+  enrolled_at: string;
+  updated_at: string;
+  label: string | null;
+  last_check_at: string | null;
+  last_check_version: string | null;
+  last_check_class: string | null;
+  last_check_product_hex: string | null;
+  last_check_application: string | null;
+  offered_version: string | null;
+  offered_from: string | null;
+  offered_at: string | null;
+  backup_size: number | string | null;
+  backup_etag: string | null;
+  last_backup_date: string | null;
+}
+
+export function inventoryFromRow(r: InventoryRow, groups: string[]): InventoryRecord {
+  return {
+    uuid: r.uuid,
+    publicKeyPem: r.public_key_pem,
+    enrolledAt: r.enrolled_at,
+    updatedAt: r.updated_at,
+    ...(r.label !== null ? { label: r.label } : {}),
+    groups,
+    lastCheck:
+      r.last_check_at === null
+        ? null
+        : { at: r.last_check_at, version: r.last_check_version!, track: { class: r.last_check_class!, productHex: r.last_check_product_hex!, application: r.last_check_application! } },
+    offer: r.offered_version === null ? null : { version: r.offered_version, fromVersion: r.offered_from!, at: r.offered_at! },
+    backup: r.last_backup_date === null ? null : { size: Number(r.backup_size), etag: r.backup_etag, lastBackupDate: r.last_backup_date },
+  };
+}
+
+export type OtaStateRow = Pick<InventoryRow, 'uuid' | 'last_check_at' | 'last_check_class' | 'last_check_product_hex' | 'last_check_application' | 'offered_version' | 'offered_from' | 'offered_at'>;
+
+/** The OTA check states of enrolled devices; each half adds how it matches a list of UUIDs. */
+export const OTA_STATES_OF = `SELECT d.uuid, i.last_check_at, i.last_check_class, i.last_check_product_hex, i.last_check_application,
+    i.offered_version, i.offered_from, i.offered_at
+  FROM devices d LEFT JOIN device_inventory i ON i.uuid = d.uuid WHERE d.uuid`;
+
+/** The inventory columns of one device as its OTA check state. */
+export function otaStateFromRow(r: OtaStateRow): OtaCheckState {
+  return {
+    uuid: r.uuid,
+    lastCheckAt: r.last_check_at,
+    offer:
+      r.offered_version === null || r.last_check_class === null
+        ? null
+        : {
+            track: { class: r.last_check_class, productHex: r.last_check_product_hex!, application: r.last_check_application! },
+            version: r.offered_version,
+            fromVersion: r.offered_from!,
+            at: r.offered_at!,
+          },
+  };
+}
+
+/** `%`, `_` and `\` matched as themselves in a LIKE pattern (with ESCAPE '\'). */
+function likeContaining(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * The inventory with its filters, as one query (stragglers included: "not seen since" and "no backup
+ * since" are two conditions of the same WHERE). `placeholder(n)` writes the n-th parameter (1-based):
+ * `?` for SQLite, `$n` for PostgreSQL; `collate` orders UUIDs bytewise on PostgreSQL as on SQLite.
+ */
+export function inventoryQuery(f: InventoryFilter, placeholder: (n: number) => string, collate = ''): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const p = (v: unknown) => {
+    params.push(v);
+    return placeholder(params.length);
+  };
+  const where: string[] = [];
+  if (f.uuid !== undefined) where.push(`d.uuid = ${p(f.uuid)}`);
+  if (f.class !== undefined) where.push(`i.last_check_class = ${p(f.class)}`);
+  if (f.productHex !== undefined) where.push(`i.last_check_product_hex = ${p(f.productHex)}`);
+  if (f.application !== undefined) where.push(`i.last_check_application = ${p(f.application)}`);
+  if (f.version !== undefined) where.push(`i.last_check_version = ${p(f.version)}`);
+  if (f.notSeenSince !== undefined) where.push(`(i.last_check_at IS NULL OR i.last_check_at < ${p(f.notSeenSince)})`);
+  if (f.noBackupSince !== undefined) where.push(`(b.last_backup_date IS NULL OR b.last_backup_date < ${p(f.noBackupSince)})`);
+  if (f.search !== undefined) {
+    const pattern = likeContaining(f.search);
+    where.push(`(lower(d.uuid) LIKE ${p(pattern)} ESCAPE '\\' OR lower(COALESCE(d.label, '')) LIKE ${p(pattern)} ESCAPE '\\')`);
+  }
+  if (f.group !== undefined) where.push(`EXISTS (SELECT 1 FROM device_groups g WHERE g.uuid = d.uuid AND g.group_name = ${p(f.group)})`);
+  if (f.after !== undefined) where.push(`d.uuid${collate} > ${p(f.after)}`);
+  const sql = `SELECT d.uuid, d.public_key_pem, d.enrolled_at, d.updated_at, d.label,
+      i.last_check_at, i.last_check_version, i.last_check_class, i.last_check_product_hex, i.last_check_application,
+      i.offered_version, i.offered_from, i.offered_at,
+      b.size AS backup_size, b.etag AS backup_etag, b.last_backup_date
+    FROM devices d
+    LEFT JOIN device_inventory i ON i.uuid = d.uuid
+    LEFT JOIN backups b ON b.uuid = d.uuid
+    ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    ORDER BY d.uuid${collate} LIMIT ${p(f.limit)}`;
+  return { sql, params };
+}
+
+/** Groups by device, from `(uuid, group_name)` rows. */
+export function groupsByDevice(rows: { uuid: string; group_name: string }[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = out.get(r.uuid) ?? [];
+    list.push(r.group_name);
+    out.set(r.uuid, list);
+  }
+  for (const list of out.values()) list.sort();
+  return out;
+}
