@@ -3,13 +3,14 @@
 // (DESIGN.md section 3). Bodies stream in chunks both ways.
 import type { Hal } from '../../hal/index.ts';
 import type { BodyReader, ClientResponse } from '../../hal/network.ts';
-import { base64Encode, concatBytes, utf8Decode, utf8Encode } from '../bytes.ts';
+import { utf8Decode } from '../bytes.ts';
 import { createFfceDecryptor, createFfceEncryptor, FfceError } from '../crypto/ffce.ts';
 import { DeviceError, errors } from '../errors.ts';
 import { drain } from '../body.ts';
 import { readSmallBody } from '../http/respond.ts';
 import type { LocalBackupStore } from '../backup/local-store.ts';
 import { readCloudConfig } from './config.ts';
+import { signatureHeaders } from './device-signature.ts';
 import { parseJson } from '../json-validator.ts';
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -118,19 +119,6 @@ export class CloudBackupClient {
     this.local.remove();
   }
 
-  /** The signature headers of DESIGN.md section 3: nonce || timestamp, ECDSA P-256, DER, Base64. */
-  signatureHeaders(uuid: string): Record<string, string> {
-    const nonce = this.hal.crypto.randomBytes(32);
-    const timestamp = new Date(this.hal.clock.now()).toISOString();
-    const signature = this.hal.crypto.ecdsaP256Sign(this.keys.identityKey, concatBytes(nonce, utf8Encode(timestamp)));
-    return {
-      'x-device-uuid': uuid,
-      'x-device-nonce': base64Encode(nonce),
-      'x-device-timestamp': timestamp,
-      'x-device-signature': base64Encode(signature),
-    };
-  }
-
   private preconditions(): string {
     const config = readCloudConfig(this.hal.storage);
     if (!config) throw errors.conflict('not_provisioned', 'The device is not provisioned for the cloud (no cloud configuration)');
@@ -144,7 +132,7 @@ export class CloudBackupClient {
       return await this.hal.network.request({
         method,
         url: `${base}/devices/${encodeURIComponent(uuid)}/backup`,
-        headers: { ...this.signatureHeaders(uuid), ...headers },
+        headers: { ...signatureHeaders(this.hal, this.keys.identityKey, uuid), ...headers },
         ...(body ? { body, bodyLength } : {}),
         timeoutMs: REQUEST_TIMEOUT_MS,
       });
