@@ -80,12 +80,13 @@ export class VirtualAir {
   scan(station: Station): ScanResult[] {
     return [...this.aps.values()]
       .filter((ap) => this.inRange(ap, station))
-      .map((ap) => ({
-        ssid: ap.ssid,
-        bssid: ap.bssid,
-        channel: ap.channel,
-        rssiDbm: Math.round(ap.txPowerDbm - 40 - 20 * Math.log10(Math.max(0.1, distance(ap.position(), station.position)))),
-      }));
+      .map((ap) => ({ ssid: ap.ssid, bssid: ap.bssid, channel: ap.channel, rssiDbm: rssiAt(ap, station) }));
+  }
+
+  /** The RSSI a station hears an AP at (dBm), or null when the AP is gone or out of range. */
+  rssi(bssid: string, station: Station): number | null {
+    const ap = this.aps.get(bssid);
+    return ap && this.inRange(ap, station) ? rssiAt(ap, station) : null;
   }
 
   /** WPA2 association: in range, the password must match and the AP must have room; the AP sees the MAC. */
@@ -151,4 +152,9 @@ export class VirtualAir {
   stationOf(bssid: string): string | null {
     return this.aps.get(bssid)?.station ?? null;
   }
+}
+
+/** Free-space loss, roughly: the AP's power less 40 dB at a metre and 20 dB per decade of distance. */
+function rssiAt(ap: AirAp, station: Station): number {
+  return Math.round(ap.txPowerDbm - 40 - 20 * Math.log10(Math.max(0.1, distance(ap.position(), station.position))));
 }

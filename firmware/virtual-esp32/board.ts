@@ -33,6 +33,7 @@ import { framebufferText } from './oled-text.ts';
 import { Ssd1306 } from './oled-controller.ts';
 import { OtaSlots } from './ota-slots.ts';
 import { Radio } from './radio.ts';
+import { RtcMemory } from './rtc-memory.ts';
 import { TaskWatchdog } from './task-watchdog.ts';
 
 export { BootFailure } from './boot-stage.ts';
@@ -181,6 +182,8 @@ export class SdkBoard {
   private restarting: Promise<void> | undefined;
   private readonly resets: number[] = [];
   private lastRestartReason: string | undefined;
+  /** What the chip keeps across a reset that is not a power cut (reset reason, RTC no-init memory). */
+  private readonly rtc = new RtcMemory();
   private uartPartial = '';
   private factorySetUp: Promise<void> | undefined;
   private booting: { resolve: (r: unknown) => void; reject: (e: Error) => void; client?: Record<string, unknown> } | undefined;
@@ -293,6 +296,7 @@ export class SdkBoard {
       if (this.closed) throw new BootFailure('the board was powered off while it booted');
       if (this.unpowered) throw new BootFailure('the power was cut while the board booted');
       const cause = describeEnd(ended);
+      this.noteEnd(ended, cause);
       this.reboots.push(`panic: ${cause}`);
       this.hostLine(`firmware fault (the app failed to start: ${cause}): reset`);
       if (this.tooManyResets()) throw new BootFailure(`the app in ${app.partition.name} fails at every start`);
@@ -348,7 +352,8 @@ export class SdkBoard {
         log: new BootLog((line) => this.consoleLine(line)),
         checkPower: () => undefined,
         ...(this.o.onFlashOp ? { flashOp: (op: string, path: string, length: number) => this.flashOp(op, path, length) } : {}),
-        restart: () => undefined,
+        restart: (reason) => void (this.lastRestartReason = reason),
+        rtc: this.rtc,
       }),
       onUart: (bytes) => this.uartOutput(bytes),
       // The instrumented build (mcconfig -i, for the stack's peak) samples its counters once a second
@@ -379,6 +384,7 @@ export class SdkBoard {
     if (end.kind === 'restart') {
       const reason = this.lastRestartReason ?? 'esp_restart';
       this.lastRestartReason = undefined;
+      this.rtc.ended('software', { by: reason });
       this.reboots.push(reason);
       if (this.o.onReboot) {
         this.network.firmwareGone(true).catch(() => undefined);
@@ -388,9 +394,16 @@ export class SdkBoard {
       return this.reset('software', undefined);
     }
     const cause = describeEnd(end);
+    this.noteEnd(end, cause);
     this.reboots.push(end.kind === 'abort' ? `abort: ${end.why}` : `panic: ${cause}`);
     this.hostLine(`firmware fault (${cause}): reset`);
     return this.reset('panic', cause);
+  }
+
+  /** What the next boot reads of how this run ended: an XS abort with what its hook noted, else a panic. */
+  private noteEnd(end: FirmwareEnd, cause: string): void {
+    if (end.kind === 'abort') this.rtc.ended('abort', { why: end.why });
+    else this.rtc.ended('panic', { why: cause });
   }
 
   /** A reset: the radios go quiet and the RAM is lost; the flash, the listeners' ports and the console stay. Requests meanwhile get 503. */
@@ -447,6 +460,7 @@ export class SdkBoard {
       onStuck: () => {
         if (this.firmware !== firmware || this.closed) return;
         this.reboots.push('watchdog: the main loop did not answer');
+        this.rtc.ended('watchdog');
         this.hostLine(`firmware fault (task watchdog: no answer for ${timeoutMs / 1000} s): reset`);
         if (this.booting) {
           this.booting.reject(new Error('the task watchdog reset the board while it booted'));
@@ -611,8 +625,6 @@ export class SdkBoard {
   private firmwareLine(line: string): void {
     const logged = /^LOG (\w+) ([\w-]+): (.*)$/.exec(line);
     if (logged) this.events.push({ level: logged[1]!.toLowerCase(), source: logged[2]!, message: logged[3]! });
-    const restart = /^LOG \w+ board: restart: (.*)$/.exec(line);
-    if (restart) this.lastRestartReason = restart[1];
     this.consoleLine(line);
     if (line.startsWith('LOG INFO boot: ') && this.o.adminPassword && !hasAdminPassword(this.o.flashDir)) {
       // The factory's set-up: the admin password, typed on the console once the firmware takes commands.

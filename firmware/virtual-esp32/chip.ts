@@ -9,6 +9,7 @@ import type { BootLog } from './boot-log.ts';
 import { OtaOpError, type OtaSlots, type OtaUpdate, type AppSlotInfo } from './ota-slots.ts';
 import { macBytes, macString, type Radio } from './radio.ts';
 import { SSD1306_ADDRESS, type Ssd1306 } from './oled-controller.ts';
+import type { RtcMemory } from './rtc-memory.ts';
 
 export interface ChipParts {
   /** esp_hmac_calculate with the eFuse key block of purpose HMAC_UP (Efuses.hmac): the key never leaves this side. */
@@ -25,8 +26,10 @@ export interface ChipParts {
   checkPower: () => void;
   /** ESP-IDF's log on UART0 (`E (ms) tag: …`): what its drivers print when a call fails. */
   log: BootLog;
-  /** esp_restart: the firmware process exits right after this call. */
+  /** esp_restart, with who asked: the firmware process exits right after this call. */
   restart: (reason: string) => void;
+  /** RTC memory and the reset reason: what the next boot reads of this run's end (rtc-memory.ts). */
+  rtc: RtcMemory;
   /**
    * A power-cut trial's watch on the file system (SdkBoardOptions.onFlashOp): asked before each
    * operation that changes it (natives/fw_host_flash.c); resolves with -1 (go on) or, for a write, how
@@ -50,7 +53,7 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
     }
   };
   let update: OtaUpdate | null = null;
-  const app = (info: AppSlotInfo): [string, string, string, string] => [info.partition, info.version, info.projectName, info.state];
+  const app = (info: AppSlotInfo): [string, string, string, string, number] => [info.partition, info.version, info.projectName, info.state, info.secureVersion];
   const up = (iface: string) => (iface === 'ethernet' ? p.radio.ethernetUp : iface === 'ap' ? p.radio.ap !== null : p.radio.association !== null);
   const addressOf = (iface: string): string | undefined => (iface === 'ethernet' || iface === 'ap' || iface === 'station' ? (up(iface) ? p.addresses[iface] : undefined) : undefined);
   return {
@@ -123,6 +126,10 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
       return mac ? [true, macBytes(mac)] : [false, new Uint8Array(0)];
     },
     wifiDeauth: (mac) => [p.radio.deauth(macString(mac))],
+    wifiStationRssi: () => {
+      const rssi = p.radio.stationRssi();
+      return rssi === null ? [false, 0] : [true, rssi];
+    },
     ethernetStart: () => {
       p.radio.startEthernet();
       return [];
@@ -169,7 +176,16 @@ export function chipCalls(p: ChipParts): Omit<ChipCallHandlers, 'pong'> {
     otaRunningApp: () => app(p.ota.runningApp()),
     otaLastInvalidApp: () => {
       const invalid = p.ota.lastInvalidApp();
-      return invalid ? [true, ...app(invalid)] : [false, '', '', '', ''];
+      return invalid ? [true, ...app(invalid)] : [false, '', '', '', '', 0];
+    },
+    otaSlotBytes: () => [p.ota.passiveSlotBytes()],
+    lastRun: () => {
+      const last = p.rtc.lastRun();
+      return [last.reason, last.by ?? '', last.crash?.kind ?? '', last.crash?.message ?? '', last.crash?.where ?? ''];
+    },
+    noteCrash: (kind, message, where) => {
+      p.rtc.noteCrash(kind, message, where);
+      return [];
     },
     otaMarkValid: () => [idf('esp_ota_ops', () => p.ota.markValid())],
     nvsGet: (domain, key) => {

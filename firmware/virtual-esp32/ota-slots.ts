@@ -27,6 +27,8 @@ export interface AppSlotInfo {
   projectName: string;
   /** esp_ota_img_states_t by name; 'undefined' when otadata has no entry for the slot. */
   state: string;
+  /** esp_app_desc_t.secure_version. */
+  secureVersion: number;
 }
 
 export class OtaOpError extends Error {
@@ -107,7 +109,7 @@ export class OtaSlots {
 
   private describe(partition: PartitionEntry): AppSlotInfo {
     const desc = appDescriptorOfImage(this.flash.read(partition.offset, APP_DESC_IMAGE_OFFSET + APP_DESC_BYTES));
-    return { partition: partition.name, version: desc?.version ?? '', projectName: desc?.projectName ?? '', state: this.stateOf(partition) };
+    return { partition: partition.name, version: desc?.version ?? '', projectName: desc?.projectName ?? '', state: this.stateOf(partition), secureVersion: desc?.secureVersion ?? 0 };
   }
 
   runningApp(): AppSlotInfo {

@@ -172,6 +172,12 @@ export class Radio {
     });
   }
 
+  /** esp_wifi_sta_get_ap_info's RSSI: the associated AP as the air carries it, or null. */
+  stationRssi(): number | null {
+    if (!this.association || !this.o.air) return null;
+    return this.o.air.rssi(this.association.bssid, this.station());
+  }
+
   stopScan(): void {
     this.scanning = false;
   }

@@ -24,6 +24,7 @@
 #define FW_CALL_WIFI_STATIONS 21 /* () -> (bytes) */
 #define FW_CALL_WIFI_STATION_FOR_ADDRESS 22 /* (string) -> (bool, bytes) */
 #define FW_CALL_WIFI_DEAUTH 23 /* (bytes) -> (bool) */
+#define FW_CALL_WIFI_STATION_RSSI 24 /* () -> (bool, int) */
 #define FW_CALL_ETHERNET_START 30 /* () -> () */
 #define FW_CALL_ETHERNET_USE_DHCP 31 /* () -> () */
 #define FW_CALL_ETHERNET_USE_STATIC_IP 32 /* (string, string, string) -> () */
@@ -31,10 +32,11 @@
 #define FW_CALL_OTA_WRITE 41 /* (bytes) -> () */
 #define FW_CALL_OTA_CANCEL 42 /* () -> () */
 #define FW_CALL_OTA_COMPLETE 43 /* () -> () */
-#define FW_CALL_OTA_RUNNING_APP 44 /* () -> (string, string, string, string) */
-#define FW_CALL_OTA_LAST_INVALID_APP 45 /* () -> (bool, string, string, string, string) */
+#define FW_CALL_OTA_RUNNING_APP 44 /* () -> (string, string, string, string, int) */
+#define FW_CALL_OTA_LAST_INVALID_APP 45 /* () -> (bool, string, string, string, string, int) */
 #define FW_CALL_OTA_MARK_VALID 46 /* () -> (bool) */
 #define FW_CALL_OTA_REFUSAL 47 /* (int) -> (string, string) */
+#define FW_CALL_OTA_SLOT_BYTES 48 /* () -> (int) */
 #define FW_CALL_I2C_WRITE 50 /* (int, bytes, bool) -> (int) */
 #define FW_CALL_I2C_READ 51 /* (int, int) -> (int, bytes) */
 #define FW_CALL_NVS_GET 55 /* (string, string) -> (int, int, string, bytes) */
@@ -42,6 +44,8 @@
 #define FW_CALL_NVS_DELETE 57 /* (string, string) -> () */
 #define FW_CALL_NVS_KEYS 58 /* (string) -> (string) */
 #define FW_CALL_FLASH_OP 65 /* (string, string, int) -> (int) */
+#define FW_CALL_LAST_RUN 70 /* () -> (string, string, string, string, string) */
+#define FW_CALL_NOTE_CRASH 71 /* (string, string, string) -> () */
 #define FW_CALL_PONG 60 /* (int, int, int, int, int, int, int, int, int) -> () */
 
 #define FW_EVENT_WIFI_NOTIFY 1 /* (string, int) */

@@ -91,15 +91,26 @@ void xs_fw_ota_refusal(xsMachine *the)
 	xsmcSetIndex(xsResult, 1, xsVar(0));
 }
 
+/* [partition, version, project name, state, secure_version] */
 static void answerApp(xsMachine *the, fwIn *in)
 {
 	int i;
 	xsmcVars(1);
-	xsmcSetNewArray(xsResult, 4);
+	xsmcSetNewArray(xsResult, 5);
 	for (i = 0; i < 4; i++) {
 		xsmcSetString(xsVar(0), (char *)fwInString(in));
 		xsmcSetIndex(xsResult, i, xsVar(0));
 	}
+	xsmcSetInteger(xsVar(0), fwInInt(in));
+	xsmcSetIndex(xsResult, 4, xsVar(0));
+}
+
+/* esp_ota_get_next_update_partition(NULL)->size */
+void xs_fw_ota_slot_bytes(xsMachine *the)
+{
+	fwIn in;
+	fwCall(the, FW_CALL_OTA_SLOT_BYTES, NULL, &in);
+	xsmcSetInteger(xsResult, fwInInt(&in));
 }
 
 void xs_fw_ota_running_app(xsMachine *the)

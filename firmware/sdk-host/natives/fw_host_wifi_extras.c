@@ -49,6 +49,15 @@ void xs_fw_wifi_station_gateway(xsMachine *the)
 		xsmcSetString(xsResult, (char *)fwInString(&in));
 }
 
+/* esp_wifi_sta_get_ap_info: the associated AP's RSSI, or undefined. */
+void xs_fw_wifi_station_rssi(xsMachine *the)
+{
+	fwIn in;
+	fwCall(the, FW_CALL_WIFI_STATION_RSSI, NULL, &in);
+	if (fwInBool(&in))
+		xsmcSetInteger(xsResult, fwInInt(&in));
+}
+
 void xs_fw_wifi_stations(xsMachine *the)
 {
 	fwIn in;

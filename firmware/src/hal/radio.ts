@@ -61,4 +61,6 @@ export interface Radio {
   /** Associates as a station; rejects on a wrong password, a refusal, or the time-out. */
   connect(options: { ssid: string; password: string; bssid?: string; timeoutMs: number }): Promise<Association>;
   disconnect(): Promise<void>;
+  /** The station's RSSI from the AP it is associated with, in dBm; null when it is not associated. */
+  stationRssi(): number | null;
 }

@@ -40,12 +40,53 @@ export interface AppSlotInfo {
   projectName: string;
   /** esp_ota_img_states_t by name: new, pending_verify, valid, invalid, aborted, undefined. */
   state: string;
+  /** The image's esp_app_desc_t secure_version (anti-rollback). */
+  secureVersion: number;
+}
+
+/** Why the firmware's last run ended (docs/device-health.md, "boot"): esp_reset_reason and what the chip kept. */
+export type ResetReason = 'power_on' | 'software' | 'watchdog' | 'abort' | 'panic' | 'brownout' | 'deep_sleep' | 'unknown';
+
+export type CrashKind = 'memory_full' | 'stack_overflow' | 'unhandled_exception' | 'unhandled_rejection' | 'abort' | 'panic';
+
+/** What the chip kept of a crash across the reset (RTC no-init memory on an ESP32-S3). */
+export interface CrashSummary {
+  kind: CrashKind;
+  message: string;
+  /** The module and line XS knew, if it did. */
+  where?: string;
+}
+
+export interface LastRun {
+  reason: ResetReason;
+  /** For a software reset: who asked (`console`, `ota <version>`, `provisioned`, ...). */
+  by?: string;
+  crash?: CrashSummary;
+}
+
+/** The heaps as a heartbeat reports them (docs/device-health.md, "heartbeat"). */
+export interface HeapReport {
+  /** XS's chunk heap in use, and its peak since the previous report (bytes). */
+  chunk: number;
+  chunkPeak: number;
+  /** XS's slot heap in use, and its peak since the previous report (slots). */
+  slots: number;
+  slotsPeak: number;
+  /** The chip's own heap: its largest free block, and the lowest it went since boot (bytes). */
+  largestFreeBlock: number;
+  minFreeHeap: number;
 }
 
 export interface System {
   identity(): DeviceIdentity;
-  /** Never returns on a board. */
+  /** Never returns on a board. `reason` (who asked) is kept across the reset: the next boot's lastRun().by. */
   reboot(reason: string): void;
+  /** Why the last run ended, as the chip kept it across the reset; the same answer for the whole run. */
+  lastRun(): LastRun;
+  /** The heaps now, the peaks since the previous call (which starts them again). */
+  heapReport(): HeapReport;
+  /** The passive OTA slot's size in bytes (esp_ota_get_next_update_partition): no larger image fits. */
+  otaSlotBytes(): number;
   /** Starts writing the passive OTA slot (the one after the running image); throws while the running image is unconfirmed. */
   otaBegin(size: number): OtaWriter;
   /** The image running now (esp_ota_get_running_partition). */

@@ -86,6 +86,11 @@ export class MemoryRadio implements Radio {
     return { gatewayUrl: `http://softap.${ap.bssid.replace(/:/g, '-').toLowerCase()}` };
   }
 
+  /** Every AP is in range here, at the RSSI scans report. */
+  stationRssi(): number | null {
+    return this.associatedWith ? -40 : null;
+  }
+
   async disconnect(): Promise<void> {
     if (this.associatedWith && this.associatedWith.station === this.stationMac) this.associatedWith.station = null;
     this.associatedWith = null;

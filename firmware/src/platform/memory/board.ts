@@ -12,6 +12,11 @@ import { MemoryStorage } from './storage.ts';
 import { ManualClock } from './clock.ts';
 import { MemoryAir, MemoryRadio } from './air.ts';
 
+/** The app slots of firmware/partitions.csv (3 MB each). */
+const OTA_SLOT_BYTES = 0x300000;
+/** What a memory board says of a chip heap it does not have: an ESP32-S3's free heap after boot, about. */
+const MEMORY_BOARD_FREE_HEAP = 200 * 1024;
+
 /** A deterministic byte source for tests (xorshift128+); never for a real board. */
 export function seededRandom(seed: number): (length: number) => Uint8Array {
   let s0 = (seed >>> 0) || 1;
@@ -77,7 +82,7 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
   const otaImages: MemoryBoard['otaImages'] = [];
   const otaRefusal: MemoryBoard['otaRefusal'] = {};
   // A model of the slots, not of the flash: no image is parsed here (the virtual boards do that).
-  const runningApp: AppSlotInfo = { partition: 'ota_0', version: o.identity.firmwareVersion, projectName: '', state: 'valid' };
+  const runningApp: AppSlotInfo = { partition: 'ota_0', version: o.identity.firmwareVersion, projectName: '', state: 'valid', secureVersion: 0 };
   const mqttSessions: MqttOptions[] = [];
   const flashLog = new FlashEventLog(storage, () => o.clock.now());
   const hal: Hal = {
@@ -117,6 +122,10 @@ export function createMemoryBoard(o: MemoryBoardOptions): MemoryBoard {
     system: {
       identity: () => o.identity,
       reboot: (reason) => void reboots.push(reason),
+      // A memory board's runs: each boot is a new board (power-on); its heaps are Node's, not a chip's.
+      lastRun: () => ({ reason: 'power_on' }),
+      heapReport: () => ({ chunk: 0, chunkPeak: 0, slots: 0, slotsPeak: 0, largestFreeBlock: MEMORY_BOARD_FREE_HEAP, minFreeHeap: MEMORY_BOARD_FREE_HEAP }),
+      otaSlotBytes: () => OTA_SLOT_BYTES,
       runningApp: () => ({ ...runningApp }),
       lastInvalidApp: () => null,
       markAppValid: () => {

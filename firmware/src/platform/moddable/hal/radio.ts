@@ -19,6 +19,7 @@ const setTxPower = native('xs_fw_wifi_set_tx_power');
 const setStationMac = native('xs_fw_wifi_set_station_mac');
 const wpa2Only = native('xs_fw_wifi_softap_wpa2_only');
 const stationGateway = native('xs_fw_wifi_station_gateway');
+const stationRssi = native('xs_fw_wifi_station_rssi');
 const associatedStations = native('xs_fw_wifi_stations');
 const deauthStation = native('xs_fw_wifi_deauth_station');
 const stationForAddress = native('xs_fw_wifi_station_for_address');
@@ -148,6 +149,10 @@ export class WiFiRadio implements Radio {
     this.settle(new Error('disconnected'));
     WiFi.disconnect();
     this.addresses.set('station', undefined);
+  }
+
+  stationRssi(): number | null {
+    return stationRssi() ?? null;
   }
 
   /** Adds the station interface to the Wi-Fi mode (xs_wifi_set_mode keeps a running AP). */

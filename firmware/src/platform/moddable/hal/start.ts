@@ -6,7 +6,6 @@
 // fails while the image is still unconfirmed the board restarts, and the bootloader rolls back to
 // the previous image.
 import { Device, type DeviceOptions } from '../../../core/device.ts';
-import { confirmRunningApp } from '../../../core/ota/client.ts';
 import { createBoardHal, type BoardHal } from './board.ts';
 import { readBoardConfig } from './board-config.ts';
 
@@ -40,7 +39,7 @@ export function startBoard(source?: Record<string, unknown>, options: DeviceOpti
     return { board, device: undefined, booted };
   }
   const booted = device.boot().then((result) => {
-    const confirmed = confirmRunningApp(hal);
+    const confirmed = device.confirmRunningApp();
     if (confirmed) device.log('info', 'ota', confirmed);
     return result;
   }, failed);

@@ -8,7 +8,7 @@
 import OTA from 'ota';
 import Preference from 'preference';
 import { isUuid } from '../../../core/ids.ts';
-import type { AppSlotInfo, DeviceIdentity, OtaWriter, System } from '../../../hal/system.ts';
+import type { AppSlotInfo, CrashKind, DeviceIdentity, HeapReport, LastRun, OtaWriter, ResetReason, System } from '../../../hal/system.ts';
 import type { BoardConfig } from './board-config.ts';
 import { macText } from './buffers.ts';
 
@@ -18,13 +18,27 @@ const runningSlot = native('xs_fw_ota_running_app');
 const lastInvalidSlot = native('xs_fw_ota_last_invalid_app');
 const markValid = native('xs_fw_ota_mark_valid');
 const otaRefusal = native('xs_fw_ota_refusal');
+const otaSlotBytes = native('xs_fw_ota_slot_bytes');
+const lastRunFields = native('xs_fw_last_run');
+const heapFigures = native('xs_fw_heap');
 
 /** NVS (Moddable's `preference` module, modules/files/preference/esp32) where a factory may store a UUID. */
 const UUID_DOMAIN = 'fleet';
 const UUID_KEY = 'uuid';
 
-function slotInfo([partition, version, projectName, state]: [string, string, string, string]): AppSlotInfo {
-  return { partition, version, projectName, state };
+function slotInfo([partition, version, projectName, state, secureVersion]: [string, string, string, string, number]): AppSlotInfo {
+  return { partition, version, projectName, state, secureVersion };
+}
+
+const REASONS: readonly ResetReason[] = ['power_on', 'software', 'watchdog', 'abort', 'panic', 'brownout', 'deep_sleep', 'unknown'];
+const CRASH_KINDS: readonly CrashKind[] = ['memory_full', 'stack_overflow', 'unhandled_exception', 'unhandled_rejection', 'abort', 'panic'];
+
+/** native/fw_system.c's answer as the HAL says it. */
+function lastRunOf([reason, by, kind, message, where]: [string, string, string, string, string]): LastRun {
+  const last: LastRun = { reason: REASONS.includes(reason as ResetReason) ? (reason as ResetReason) : 'unknown' };
+  if (by) last.by = by;
+  if (kind) last.crash = { kind: CRASH_KINDS.includes(kind as CrashKind) ? (kind as CrashKind) : 'abort', message, ...(where ? { where } : {}) };
+  return last;
 }
 
 /**
@@ -70,8 +84,21 @@ export class EspSystem implements System {
   }
 
   reboot(reason: string): void {
-    this.log(`restart: ${reason}`); // esp_restart takes no reason: a bench reads it here
-    restart();
+    this.log(`restart: ${reason}`);
+    restart(reason); // kept in RTC memory: the next boot's lastRun().by
+  }
+
+  lastRun(): LastRun {
+    return lastRunOf(lastRunFields());
+  }
+
+  heapReport(): HeapReport {
+    const [chunk, chunkPeak, slots, slotsPeak, largestFreeBlock, minFreeHeap] = heapFigures();
+    return { chunk, chunkPeak, slots, slotsPeak, largestFreeBlock, minFreeHeap };
+  }
+
+  otaSlotBytes(): number {
+    return otaSlotBytes();
   }
 
   runningApp(): AppSlotInfo {

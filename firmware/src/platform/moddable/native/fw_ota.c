@@ -59,13 +59,15 @@ static void describeSlot(xsMachine *the, const esp_partition_t *partition)
 	esp_app_desc_t description;
 	char version[sizeof(description.version) + 1] = {0};
 	char project[sizeof(description.project_name) + 1] = {0};
+	uint32_t secureVersion = 0;
 
 	if (ESP_OK == esp_ota_get_partition_description(partition, &description)) {
 		c_memcpy(version, description.version, sizeof(description.version));
 		c_memcpy(project, description.project_name, sizeof(description.project_name));
+		secureVersion = description.secure_version;
 	}
 	xsmcVars(1);
-	xsmcSetNewArray(xsResult, 4);
+	xsmcSetNewArray(xsResult, 5);
 	xsmcSetString(xsVar(0), (char *)partition->label);
 	xsmcSetIndex(xsResult, 0, xsVar(0));
 	xsmcSetString(xsVar(0), version);
@@ -74,6 +76,18 @@ static void describeSlot(xsMachine *the, const esp_partition_t *partition)
 	xsmcSetIndex(xsResult, 2, xsVar(0));
 	xsmcSetString(xsVar(0), (char *)stateName(partition));
 	xsmcSetIndex(xsResult, 3, xsVar(0));
+	xsmcSetInteger(xsVar(0), (xsIntegerValue)secureVersion);
+	xsmcSetIndex(xsResult, 4, xsVar(0));
+}
+
+/* The passive slot's size: esp_https_ota refuses a larger image before it erases anything. */
+void xs_fw_ota_slot_bytes(xsMachine *the)
+{
+	const esp_partition_t *next = esp_ota_get_next_update_partition(NULL);
+
+	if (!next)
+		xsUnknownError("no OTA slot other than the running one");
+	xsmcSetInteger(xsResult, (xsIntegerValue)next->size);
 }
 
 void xs_fw_ota_running_app(xsMachine *the)

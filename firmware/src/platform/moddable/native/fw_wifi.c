@@ -10,7 +10,8 @@
  *   until reboot (spec 3.6 step 2): nothing is written to NVS (Moddable sets WIFI_STORAGE_RAM);
  * - esp_wifi_get_config / esp_wifi_set_config(WIFI_IF_AP): WIFI_AUTH_WPA2_PSK with the CCMP pairwise
  *   cipher, replacing the WPA/WPA2 mixed mode WiFi.accessPoint starts (spec 2.5);
- * - esp_netif_get_ip_info on "WIFI_STA_DEF": the station's gateway, the AP a client joined.
+ * - esp_netif_get_ip_info on "WIFI_STA_DEF": the station's gateway, the AP a client joined;
+ * - esp_wifi_sta_get_ap_info: the associated AP's RSSI, for the heartbeat (docs/device-health.md).
  */
 #include "xsmc.h"
 #include "xsHost.h"
@@ -85,6 +86,15 @@ void xs_fw_wifi_softap_wpa2_only(xsMachine *the)
 	config.ap.pairwise_cipher = WIFI_CIPHER_TYPE_CCMP;
 	if (ESP_OK != esp_wifi_set_config(WIFI_IF_AP, &config))
 		xsUnknownError("esp_wifi_set_config failed");
+}
+
+/* esp_wifi_sta_get_ap_info: the associated AP's RSSI in dBm, or undefined while not associated. */
+void xs_fw_wifi_station_rssi(xsMachine *the)
+{
+	wifi_ap_record_t ap;
+
+	if (ESP_OK == esp_wifi_sta_get_ap_info(&ap))
+		xsmcSetInteger(xsResult, ap.rssi);
 }
 
 void xs_fw_wifi_station_gateway(xsMachine *the)

@@ -24,6 +24,8 @@ declare function native(name: 'xs_fw_wifi_set_station_mac'): (mac: NativeBytes) 
 declare function native(name: 'xs_fw_wifi_softap_wpa2_only'): () => void;
 /** The station interface's gateway (esp_netif_get_ip_info), or undefined without an address. */
 declare function native(name: 'xs_fw_wifi_station_gateway'): () => string | undefined;
+/** esp_wifi_sta_get_ap_info: the associated AP's RSSI in dBm, or undefined. */
+declare function native(name: 'xs_fw_wifi_station_rssi'): () => number | undefined;
 
 // fw_wifi_stations.c: the SoftAP's stations.
 /** esp_wifi_ap_get_sta_list: 6 bytes per associated station. */
@@ -57,16 +59,25 @@ declare function native(name: 'xs_fw_p256_public_key'): (privateKey: NativeBytes
 // fw_crypto_random.c: the hardware RNG (esp_fill_random).
 declare function native(name: 'xs_fw_random'): (length: number) => ArrayBuffer;
 
-// fw_system.c: restart and factory MACs.
-declare function native(name: 'xs_fw_restart'): () => never;
+// fw_system.c: restart, factory MACs, why the last run ended, the heaps.
+/** esp_restart, `by` (who asked) kept in RTC no-init memory for the next boot's xs_fw_last_run. */
+declare function native(name: 'xs_fw_restart'): (by: string) => never;
+/** esp_reset_reason and the RTC record: [reason, by, crash kind, crash message, crash where] ('' where none); the same for the whole run. */
+declare function native(name: 'xs_fw_last_run'): () => [string, string, string, string, string];
+/** The abort hook (main.ts): a crash's kind, message and where, into RTC memory, allocating nothing. */
+declare function native(name: 'xs_fw_note_crash'): (kind: string, message: string, where: string) => void;
+/** [chunk, chunk peak, slots, slot peak, largest free block, lowest free heap]; XS's peaks start again. */
+declare function native(name: 'xs_fw_heap'): () => [number, number, number, number, number, number];
 /** esp_read_mac for one interface. */
 declare function native(name: 'xs_fw_mac_address'): (kind: 'base' | 'station' | 'softap' | 'ethernet') => ArrayBuffer;
 
 // fw_ota.c: the app slots (app_update: esp_ota_ops.h) for what Moddable's `ota` module lacks.
-/** [partition label, version, project name, state]: the slot running now (esp_ota_get_running_partition). */
-declare function native(name: 'xs_fw_ota_running_app'): () => [string, string, string, string];
+/** [partition label, version, project name, state, secure_version]: the slot running now (esp_ota_get_running_partition). */
+declare function native(name: 'xs_fw_ota_running_app'): () => [string, string, string, string, number];
 /** The same for esp_ota_get_last_invalid_partition, or undefined when there is none. */
-declare function native(name: 'xs_fw_ota_last_invalid_app'): () => [string, string, string, string] | undefined;
+declare function native(name: 'xs_fw_ota_last_invalid_app'): () => [string, string, string, string, number] | undefined;
+/** esp_ota_get_next_update_partition(NULL)->size: the passive slot's bytes. */
+declare function native(name: 'xs_fw_ota_slot_bytes'): () => number;
 /** esp_ota_mark_app_valid_cancel_rollback when the running slot is PENDING_VERIFY; true when it was. */
 declare function native(name: 'xs_fw_ota_mark_valid'): () => boolean;
 /**
