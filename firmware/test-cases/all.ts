@@ -14,6 +14,7 @@ import { consoleCases } from './console.cases.ts';
 import { cryptoVectorCases } from './crypto-vectors.cases.ts';
 import { factoryResetCases } from './factory-reset.cases.ts';
 import { ffceCases } from './ffce.cases.ts';
+import { healthCases } from './health.cases.ts';
 import { modeEdgeCases } from './mode-edges.cases.ts';
 import { modeCases } from './mode.cases.ts';
 import { otaClientCases } from './ota-client.cases.ts';
@@ -55,4 +56,5 @@ export const caseGroups: Record<string, TestCase[]> = {
   'compile-time settings': settingsCases,
   'SoftAP radio': radioCases,
   'OTA update check': otaClientCases,
+  'health reports': healthCases,
 };

@@ -32,6 +32,8 @@ interface Seen {
 /** A fake cloud: answers with `answer(seen)`, or stores/serves one blob per device. */
 function fakeCloud() {
   const seen: Seen[] = [];
+  /** The board's health reports (core/health): taken, and kept apart from the backup requests. */
+  const health: Seen[] = [];
   const blobs = new Map<string, { blob: Uint8Array; etag: string | null }>();
   let answer: ((s: Seen) => ClientResponse | Promise<ClientResponse>) | null = null;
   let sendEtag = true;
@@ -40,6 +42,10 @@ function fakeCloud() {
     const body = r.body === undefined ? new Uint8Array(0) : await readAll(r.body);
     if (r.bodyLength !== undefined) equal(body.length, r.bodyLength, 'the declared body length is the length sent');
     const s: Seen = { method: r.method, url: r.url, headers: r.headers, body };
+    if (/\/health$/.test(r.url)) {
+      health.push(s);
+      return json(201, { seq: 0 });
+    }
     seen.push(s);
     if (answer) return answer(s);
     const uuid = decodeURIComponent(/\/devices\/([^/]+)\/backup$/.exec(r.url)?.[1] ?? '');
@@ -59,6 +65,7 @@ function fakeCloud() {
   };
   return {
     seen,
+    health,
     blobs,
     internet,
     json,

@@ -4,7 +4,7 @@
 // (the "old" before the cut, the "new" from the same operation run without a cut); after the cut
 // and a reboot every item must be old or new, never anything else.
 import { createHash } from 'node:crypto';
-import { EVENT_LOG_FOLDER } from '../../firmware/src/core/flash.ts';
+import { EVENT_LOG_FOLDER, HEALTH_FOLDER } from '../../firmware/src/core/flash.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 
 export type Kind = 'controllers' | 'clients';
@@ -96,6 +96,16 @@ export async function checkRecovered(b: BoardAccess, old: FlashState, neu: Flash
       problems.push(`event log entry ${p} is not whole: ${show(new TextDecoder().decode(bytes))}`);
     }
   }
+  // Every health report and the health state whole too (core/health/ring.ts).
+  for (const [p, bytes] of files) {
+    if (!p.startsWith(`${HEALTH_FOLDER}/`)) continue;
+    try {
+      const r = JSON.parse(new TextDecoder().decode(bytes));
+      if (p === `${HEALTH_FOLDER}/state` ? typeof r.nextSeq !== 'number' : p !== `${HEALTH_FOLDER}/update` && typeof r.kind !== 'string') throw new Error('fields');
+    } catch {
+      problems.push(`health file ${p} is not whole: ${show(new TextDecoder().decode(bytes))}`);
+    }
+  }
 
   // Through the API: the board answers, and shows old or new of every item, never a mix.
   let auth: Record<string, string>;
@@ -138,12 +148,13 @@ export async function checkRecovered(b: BoardAccess, old: FlashState, neu: Flash
 }
 
 /**
- * Everything durable on a board's flash but its event log, as one comparable string (each file's
- * path and SHA-256): for operations that must happen all or not at all (factory-reset).
+ * Everything durable on a board's flash but what each boot adds of itself (the event log, the health
+ * reports and state), as one comparable string (each file's path and SHA-256): for operations that
+ * must happen all or not at all (factory-reset).
  */
 export function durableState(files: Map<string, Uint8Array>): string {
   const out: Record<string, string> = {};
-  for (const p of [...files.keys()].sort()) if (!p.startsWith(`${EVENT_LOG_FOLDER}/`)) out[p] = sha256Hex(files.get(p)!);
+  for (const p of [...files.keys()].sort()) if (!p.startsWith(`${EVENT_LOG_FOLDER}/`) && !p.startsWith(`${HEALTH_FOLDER}/`)) out[p] = sha256Hex(files.get(p)!);
   return JSON.stringify(out);
 }
 

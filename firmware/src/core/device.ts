@@ -15,14 +15,15 @@ import { COMMANDS, ConsoleProtocol } from './console/console.ts';
 import { deriveBackupKey, deriveIdentityKey, deriveStorageKey } from './crypto/device-keys.ts';
 import { recoverStorage } from './boot-repair.ts';
 import { runFactoryReset } from './flash.ts';
-import { checkAndInstall } from './ota/client.ts';
+import { HealthReporter } from './health/reporter.ts';
+import { checkAndInstall, confirmRunningApp } from './ota/client.ts';
 import { clientProvisioningAttempt, startClientNormalMode, type ClientAttempt } from './provisioning/client.ts';
 import { ProvisioningMode } from './provisioning/mode.ts';
 import { controllerConfiguration, PROVISIONING_INCOMPLETE_PATH, runTargetProcedure, type TargetOutcome } from './provisioning/target.ts';
 import { ProvisioningTokens } from './provisioning/tokens.ts';
 import { RecordStore } from './records.ts';
 import { defaultSettings, type FirmwareSettings } from './settings.ts';
-import { rebootSoon } from './reboot.ts';
+import { REBOOT_GRACE_MS, rebootSoon } from './reboot.ts';
 
 /** More than a chip's whole heap (the esp32s3's 78,848 chunk bytes and 4,927 slots of 16 bytes): what `fault memory` holds at most. */
 const MEMORY_FAULT_BYTES = 4 * 1024 * 1024;
@@ -41,6 +42,18 @@ function exhaustMemory(): { held_bytes: number } {
     bytes += 1024;
   }
   return { held_bytes: bytes };
+}
+
+/** `fault throw` (debug builds): an exception no handler catches, thrown from a timer: XS aborts ("unhandled exception"). */
+function injectedThrow(): never {
+  throw new Error('injected fault: an exception nobody catches');
+}
+
+/** `fault hang` (debug builds): a main loop that never yields again, until the task watchdog resets the chip. */
+function hang(): void {
+  for (;;) {
+    /* spin */
+  }
 }
 
 /** SPKI DER header of an uncompressed P-256 public key (RFC 5480): then the 65-byte point. */
@@ -70,6 +83,7 @@ export class Device {
   readonly api: DeviceApi;
   readonly console: ConsoleProtocol;
   readonly autoBackup: AutoBackup;
+  readonly health: HealthReporter;
   private readonly identityKey: Uint8Array;
   private readonly scanIntervalMs: number;
 
@@ -113,6 +127,7 @@ export class Device {
       () => this.cloud.push(),
       (level, m) => this.log(level, 'backup', m),
     );
+    this.health = new HealthReporter(this.hal, this.identityKey, (level, m) => this.log(level, 'health', m));
     this.registerCommands();
   }
 
@@ -160,6 +175,8 @@ export class Device {
     const repaired = recoverStorage(this.hal.storage, { local: this.local, factoryReset: () => this.factoryResetSteps() });
     if (repaired.factoryResetFinished !== null) this.log('warning', 'boot', `a factory reset was interrupted by a power cut: finished now (${repaired.factoryResetFinished} records removed)`);
     if (this.options.initialAdminPassword && !this.visual.hasPassword()) this.visual.setPassword(this.options.initialAdminPassword);
+    // Why the last run ended, before anything else can end this one (docs/device-health.md).
+    this.health.boot();
     // A controller serves its API on Ethernet and on its SoftAP (provisioning); a client, which has
     // neither, on its Wi-Fi station interface, reachable once it has joined the site network
     // (spec 4.2: the /backup endpoints are shared across all device types; docs/firmware-api.md).
@@ -189,6 +206,16 @@ export class Device {
     }
     if (provisioning !== 'provisioned') this.scheduleClientRetry(ctx);
     return { role: 'client', provisioning };
+  }
+
+  /**
+   * Once the firmware is up (booted, listening): a new image confirms itself, so that a later reset no
+   * longer rolls it back, and an update that brought it has succeeded. Returns what to log, or null.
+   */
+  confirmRunningApp(): string | null {
+    const confirmed = confirmRunningApp(this.hal);
+    this.health.confirmed();
+    return confirmed;
   }
 
   private scheduleClientRetry(ctx: Parameters<typeof clientProvisioningAttempt>[0]): void {
@@ -222,6 +249,7 @@ export class Device {
       if (args === 'none') writeCloudConfig(this.hal.storage, null);
       else if (/^https?:\/\/\S+$/.test(args)) writeCloudConfig(this.hal.storage, { url: args });
       else throw Object.assign(new Error('usage: cloud <http(s) URL> | cloud none'), { code: 'usage' });
+      void this.health.send(); // what waited for a cloud goes now
       return { url: readCloudConfig(this.hal.storage)?.url ?? null };
     });
     c.on('backup now', () => this.cloud.push());
@@ -229,12 +257,24 @@ export class Device {
       if (this.hal.system.identity().build !== 'debug') throw Object.assign(new Error('fault injection exists in debug builds only'), { code: 'not_debug_build' });
       const m = /^record (controllers|clients) (\S+)$/.exec(args);
       if (args === 'memory') return exhaustMemory();
+      // What a firmware bug does: an exception nobody catches (XS aborts), a loop that never yields (the watchdog resets).
+      // (After the grace a reboot waits too: the console's answer goes out first. core/reboot.ts.)
+      if (args === 'throw' || args === 'hang') {
+        this.hal.timers.setTimeout(args === 'throw' ? injectedThrow : hang, REBOOT_GRACE_MS);
+        return { fault: args };
+      }
       if (args === 'clear') this.api.faults.clear();
       else if (m) this.api.faults.add(`${m[1]}/${m[2]}`);
-      else throw Object.assign(new Error('usage: fault record <controllers|clients> <uuid> | fault memory | fault clear'), { code: 'usage' });
+      else throw Object.assign(new Error('usage: fault record <controllers|clients> <uuid> | fault memory | fault throw | fault hang | fault clear'), { code: 'usage' });
       return { faults: [...this.api.faults] };
     });
-    c.on('ota check', () => checkAndInstall(this.hal, { reboot: true }));
+    c.on('ota check', () => checkAndInstall(this.hal, { reboot: true, updates: this.health }));
+    c.on('health', () => this.health.status());
+    c.on('health now', () => this.health.heartbeat());
+    c.on('health interval', (args) => {
+      this.health.setHeartbeatSeconds(Number(args));
+      return this.health.status();
+    });
     c.on('factory-reset', () => {
       // All or nothing across a power cut: a marker first, the steps, the marker last; a marker
       // found at boot finishes the reset (recoverStorage; docs/storage.md, "Factory reset").

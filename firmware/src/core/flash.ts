@@ -6,8 +6,11 @@ import type { Storage } from '../hal/storage.ts';
 /** The event log's ring of entries (event-log.ts). */
 export const EVENT_LOG_FOLDER = '/log';
 
+/** The board's health reports waiting for the cloud, and its health state (health/ring.ts). */
+export const HEALTH_FOLDER = '/health';
+
 /** Every folder the firmware writes files in; the boot repair looks in each. */
-export const FLASH_FOLDERS = Object.freeze(['/', '/config', '/records/controllers', '/records/clients', EVENT_LOG_FOLDER] as const);
+export const FLASH_FOLDERS = Object.freeze(['/', '/config', '/records/controllers', '/records/clients', EVENT_LOG_FOLDER, HEALTH_FOLDER] as const);
 
 /**
  * A file is written under its name plus this suffix, closed (synced), then renamed over its name.

@@ -2,7 +2,7 @@
 // `EVT <json>`, `OLED <json array of lines>`, and one answer per command: `OK <json>` or
 // `ERR <code> <text>`. In: the commands of COMMANDS below.
 
-export const COMMANDS = Object.freeze(['help', 'status', 'reboot', 'prov on', 'prov off', 'pubkey', 'password <new>', 'cloud <url>', 'backup now', 'ota check', 'factory-reset', 'fault record <controllers|clients> <uuid>', 'fault memory', 'fault clear'] as const);
+export const COMMANDS = Object.freeze(['help', 'status', 'reboot', 'prov on', 'prov off', 'pubkey', 'password <new>', 'cloud <url>', 'backup now', 'ota check', 'health', 'health now', 'health interval <seconds>', 'factory-reset', 'fault record <controllers|clients> <uuid>', 'fault memory', 'fault throw', 'fault hang', 'fault clear'] as const);
 
 export type CommandHandler = (args: string) => Promise<unknown> | unknown;
 

@@ -25,6 +25,7 @@ import { delay } from '../delay.ts';
 import { readSmallBody } from '../http/respond.ts';
 import { parseJson } from '../json-validator.ts';
 import { rebootSoon } from '../reboot.ts';
+import { failureOf, type UpdateFailure, type UpdateStep } from '../health/outcomes.ts';
 
 export class OtaError extends Error {
   // A field (defined on the instance), not `this.name =` in the constructor: Error.prototype is
@@ -44,6 +45,8 @@ export class OtaError extends Error {
       | 'image_invalid'
       | 'signature_invalid'
       | 'secure_version_too_low'
+      | 'no_space'
+      | 'refused_unconfirmed'
       | 'ota_refused',
     message: string,
     readonly status?: number,
@@ -68,7 +71,17 @@ export const MAX_RESUMES = 3;
 const RESUME_DELAY_MS = 500;
 const IMAGE_TIMEOUT_MS = 120_000;
 
-export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Promise<OtaResult> {
+/**
+ * Who hears how an update goes (core/health/reporter.ts): each step, and its end, once the board has
+ * decided to take a release (a valid manifest of a newer version it has not rolled back).
+ */
+export interface UpdateObserver {
+  updateStep(version: string, step: UpdateStep): void;
+  updateInstalled(version: string): void;
+  updateFailed(version: string, reason: UpdateFailure, detail: string): void;
+}
+
+export async function checkAndInstall(hal: Hal, opts: { reboot: boolean; updates?: UpdateObserver }): Promise<OtaResult> {
   const cloud = readCloudConfig(hal.storage);
   if (!cloud) throw new OtaError('not_provisioned', 'no cloud configuration');
   const me = hal.system.identity();
@@ -97,6 +110,23 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
   if (typeof manifest.url !== 'string' || typeof manifest.size !== 'number' || typeof manifest.sha256 !== 'string') {
     throw new OtaError('bad_manifest', 'the manifest lacks url, size or sha256');
   }
+  const wanted = { version: manifest.version, url: manifest.url, size: manifest.size, sha256: manifest.sha256 };
+  try {
+    return await install(hal, check, wanted, opts);
+  } catch (err) {
+    if (err instanceof OtaError) opts.updates?.updateFailed(wanted.version, failureOf(err.code), err.message);
+    else opts.updates?.updateFailed(wanted.version, 'image_invalid', err instanceof Error ? err.message : String(err));
+    throw err;
+  }
+}
+
+/** The update itself: the image downloaded, checked and written into the passive slot, then selected. */
+async function install(hal: Hal, check: ClientRequest, manifest: Required<Manifest>, opts: { reboot: boolean; updates?: UpdateObserver }): Promise<OtaResult> {
+  // What esp_https_ota checks before it erases anything.
+  if (hal.system.runningApp().state === 'pending_verify') throw new OtaError('refused_unconfirmed', `refusing ${manifest.version} for now: the running image is not confirmed yet`);
+  const slotBytes = hal.system.otaSlotBytes();
+  if (manifest.size > slotBytes) throw new OtaError('no_space', `${manifest.version} has ${manifest.size} bytes: the passive slot holds ${slotBytes}`);
+  opts.updates?.updateStep(manifest.version, 'downloading');
   const image = await hal.network.request({ method: 'GET', url: manifest.url, headers: {}, timeoutMs: IMAGE_TIMEOUT_MS });
   if (image.status !== 200) {
     await drain(image.body);
@@ -142,7 +172,7 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
       if (size > manifest.size) throw new OtaError('size_mismatch', `the image is larger than ${manifest.size} bytes`);
       hash.update(chunk);
       if (writer) {
-        writer.write(chunk);
+        writeSlot(writer, chunk);
         continue;
       }
       // Nothing is written until the head says this is the announced image (esp_https_ota_get_img_desc).
@@ -150,7 +180,7 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
       if (head.length < HEAD_BYTES) continue;
       checkHead(head, manifest.version, running.projectName);
       writer = begin(hal, manifest.size);
-      writer.write(head);
+      writeSlot(writer, head);
     }
     if (size !== manifest.size) throw new OtaError('size_mismatch', `the image has ${size} bytes, not ${manifest.size}`);
     if (hexEncode(hash.digest()) !== manifest.sha256.toLowerCase()) throw new OtaError('hash_mismatch', 'the image SHA-256 does not match the manifest');
@@ -160,6 +190,7 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
     await drain(body).catch(() => undefined);
     throw err;
   }
+  opts.updates?.updateStep(manifest.version, 'installing');
   try {
     writer.finish();
   } catch (err) {
@@ -172,8 +203,18 @@ export async function checkAndInstall(hal: Hal, opts: { reboot: boolean }): Prom
     await reportFailedInstall(hal, check);
     throw refusal;
   }
+  opts.updates?.updateInstalled(manifest.version);
   if (opts.reboot) rebootSoon(hal, `ota ${manifest.version}`);
   return { kind: 'installed', version: manifest.version, size };
+}
+
+/** esp_ota_write: what the slot refuses (an image that is no app image, a write past its end) is the image's fault. */
+function writeSlot(writer: OtaWriter, bytes: Uint8Array): void {
+  try {
+    writer.write(bytes);
+  } catch (err) {
+    throw new OtaError('image_invalid', `the passive slot refused the image: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /**
