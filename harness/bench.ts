@@ -19,6 +19,7 @@ import { renderPng } from './oled.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import { SerialBoard, type BenchImage } from './serial-board.ts';
 import { VirtualBoard } from './virtual-board.ts';
+import { API_PATHS } from '../firmware/src/core/api-paths.ts';
 
 export interface Snapshot {
   board: string;
@@ -185,7 +186,7 @@ export class ScenarioContext {
 
   /** Logs in to a board's device-local API (Ethernet) and returns the visual-token header. */
   async login(board: BenchBoard): Promise<Record<string, string>> {
-    const r = await board.http('ethernet', 'POST', '/api/login', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: board.spec.adminPassword }) });
+    const r = await board.http('ethernet', 'POST', API_PATHS.login, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: board.spec.adminPassword }) });
     check(r.status === 200, `login to ${board.spec.id} answered ${r.status} ${r.text}`);
     return { 'visual-token': r.json.token };
   }

@@ -5,6 +5,7 @@ import { check } from '../bench.ts';
 import type { BenchBoard } from '../board.ts';
 import { backupJson } from './helpers.ts';
 import type { Scenario } from './types.ts';
+import { API_PATHS } from '../../firmware/src/core/api-paths.ts';
 
 export const cloudBackupScenarios: Scenario[] = [
   {
@@ -19,28 +20,28 @@ export const cloudBackupScenarios: Scenario[] = [
         await ctx.start(board);
         await ctx.enroll(board);
         auth = await ctx.login(board);
-        check((await board.http('ethernet', 'PUT', '/backup', { headers: auth, body: backup })).status === 200, 'local backup stored');
+        check((await board.http('ethernet', 'PUT', API_PATHS.backup, { headers: auth, body: backup })).status === 200, 'local backup stored');
       });
       await ctx.step('push: the cloud stores an FFCE blob, not the plaintext', async () => {
-        const r = await board.http('ethernet', 'POST', '/api/cloud-backup', { headers: auth });
+        const r = await board.http('ethernet', 'POST', API_PATHS.cloudBackup, { headers: auth });
         check(r.status === 200 && r.json.result === 'stored', `push answered ${r.status} ${r.text}`);
         const blob = (await ctx.cloud.store.getBackup(board.spec.uuid))?.blob;
         check(blob && blob.subarray(0, 4).toString() === 'FFCE' && !blob.includes(Buffer.from('Light 00001')), 'an encrypted blob');
       });
       await ctx.step('push again unchanged: the cloud answers 304', async () => {
-        const r = await board.http('ethernet', 'POST', '/api/cloud-backup', { headers: auth });
+        const r = await board.http('ethernet', 'POST', API_PATHS.cloudBackup, { headers: auth });
         check(r.status === 200 && r.json.result === 'unchanged', `second push ${r.text}`);
       });
       await ctx.step('delete the local copy, then retrieve it from the cloud', async () => {
-        check((await board.http('ethernet', 'DELETE', '/backup', { headers: auth })).status === 204, 'local delete');
-        const r = await board.http('ethernet', 'GET', '/api/cloud-backup', { headers: auth });
+        check((await board.http('ethernet', 'DELETE', API_PATHS.backup, { headers: auth })).status === 204, 'local delete');
+        const r = await board.http('ethernet', 'GET', API_PATHS.cloudBackup, { headers: auth });
         check(r.status === 200 && r.text === backup, `retrieve answered ${r.status}`);
-        check((await board.http('ethernet', 'GET', '/backup', { headers: auth })).text === backup, 'the local copy is back');
+        check((await board.http('ethernet', 'GET', API_PATHS.backup, { headers: auth })).text === backup, 'the local copy is back');
       });
       await ctx.step('delete the cloud backup: 204, then 404 everywhere', async () => {
-        check((await board.http('ethernet', 'DELETE', '/api/cloud-backup', { headers: auth })).status === 204, 'delete');
-        check((await board.http('ethernet', 'GET', '/api/cloud-backup', { headers: auth })).status === 404, 'retrieve after delete');
-        check((await board.http('ethernet', 'GET', '/backup', { headers: auth })).status === 404, 'local copy removed too');
+        check((await board.http('ethernet', 'DELETE', API_PATHS.cloudBackup, { headers: auth })).status === 204, 'delete');
+        check((await board.http('ethernet', 'GET', API_PATHS.cloudBackup, { headers: auth })).status === 404, 'retrieve after delete');
+        check((await board.http('ethernet', 'GET', API_PATHS.backup, { headers: auth })).status === 404, 'local copy removed too');
       });
     },
   },
@@ -56,8 +57,8 @@ export const cloudBackupScenarios: Scenario[] = [
         await ctx.start(board);
         await ctx.enroll(board);
         const auth = await ctx.login(board);
-        check((await board.http('ethernet', 'PUT', '/backup', { headers: auth, body: backupJson(20_000) })).status === 200, 'local backup stored');
-        const r = await board.http('ethernet', 'POST', '/api/cloud-backup', { headers: auth });
+        check((await board.http('ethernet', 'PUT', API_PATHS.backup, { headers: auth, body: backupJson(20_000) })).status === 200, 'local backup stored');
+        const r = await board.http('ethernet', 'POST', API_PATHS.cloudBackup, { headers: auth });
         check(r.status === 200 && r.json.result === 'stored', `push answered ${r.status} ${r.text}`);
       });
       await ctx.step('a replacement board (other fuse key, same UUID) cannot decrypt and keeps its own backup', async () => {
@@ -65,10 +66,10 @@ export const cloudBackupScenarios: Scenario[] = [
         await ctx.start(other);
         await ctx.enroll(other);
         const a = await ctx.login(other);
-        await other.http('ethernet', 'PUT', '/backup', { headers: a, body: '{"replacement":true}' });
-        const r = await other.http('ethernet', 'GET', '/api/cloud-backup', { headers: a });
+        await other.http('ethernet', 'PUT', API_PATHS.backup, { headers: a, body: '{"replacement":true}' });
+        const r = await other.http('ethernet', 'GET', API_PATHS.cloudBackup, { headers: a });
         check(r.status === 422 && r.json.error === 'backup_decrypt_failed', `replacement retrieve answered ${r.status} ${r.text}`);
-        check((await other.http('ethernet', 'GET', '/backup', { headers: a })).text === '{"replacement":true}', 'its local backup is untouched');
+        check((await other.http('ethernet', 'GET', API_PATHS.backup, { headers: a })).text === '{"replacement":true}', 'its local backup is untouched');
       });
     },
   },

@@ -4,6 +4,8 @@ import { check, type ScenarioContext } from '../bench.ts';
 import type { BenchBoard } from '../board.ts';
 import { backupJson, enableProvisioning, nextEvent, seedSource, type SourceSeed } from './helpers.ts';
 import type { Scenario } from './types.ts';
+import { API_PATHS, recordPath, recordsPath } from '../../firmware/src/core/api-paths.ts';
+import { RECORD_KINDS } from '../../firmware/src/core/records.ts';
 
 interface Run {
   source: BenchBoard;
@@ -52,9 +54,9 @@ async function expectRebootIntoNormalMode(ctx: ScenarioContext, run: Run): Promi
   });
   await ctx.step('the target holds the same records as the source', async () => {
     const [s, t] = [await ctx.login(run.source), await ctx.login(run.target)];
-    for (const kind of ['controllers', 'clients']) {
-      const a = (await run.source.http('ethernet', 'GET', `/api/${kind}`, { headers: s })).json;
-      const b = (await run.target.http('ethernet', 'GET', `/api/${kind}`, { headers: t })).json;
+    for (const kind of RECORD_KINDS) {
+      const a = (await run.source.http('ethernet', 'GET', recordsPath(kind), { headers: s })).json;
+      const b = (await run.target.http('ethernet', 'GET', recordsPath(kind), { headers: t })).json;
       check(JSON.stringify(a) === JSON.stringify(b), `${kind}: source ${JSON.stringify(a)} target ${JSON.stringify(b)}`);
     }
   });
@@ -77,7 +79,7 @@ export const controllerProvisioningScenarios: Scenario[] = [
       });
       await expectRebootIntoNormalMode(ctx, run);
       await ctx.step('the target has the backup with its ETag', async () => {
-        const r = await run.target.http('ethernet', 'GET', '/backup', { headers: await ctx.login(run.target) });
+        const r = await run.target.http('ethernet', 'GET', API_PATHS.backup, { headers: await ctx.login(run.target) });
         check(r.status === 200 && r.text === backup, `backup ${r.status}`);
       });
     },
@@ -134,7 +136,7 @@ export const controllerProvisioningScenarios: Scenario[] = [
       await ctx.step('the OLED shows "Prov OK 1C 1L" / "Prov bad backup"', async () => expectLines(run, ['Prov OK 1C 1L', 'Prov bad backup']));
       await ctx.step('no backup was kept and the target does not reboot', async () => {
         await new Promise((r) => setTimeout(r, 1000));
-        const r = await run.target.http('ethernet', 'GET', '/backup', { headers: await ctx.login(run.target) });
+        const r = await run.target.http('ethernet', 'GET', API_PATHS.backup, { headers: await ctx.login(run.target) });
         check(r.status === 404, `GET /backup answered ${r.status}`);
         check(run.target.consoleLines().slice(run.from).filter((l) => l.startsWith('LOG INFO boot: ')).length === 1, 'no reboot'); // the power-on's boot line only (the ROM and bootloader lines come before it)
       });
@@ -172,7 +174,7 @@ export const controllerProvisioningScenarios: Scenario[] = [
       const held = await ctx.step('the failed copy left records on the unconfigured target', async () => {
         check(first.outcome.kind === 'finished' && first.outcome.ok === false, `outcome ${JSON.stringify(first.outcome)}`);
         const auth = await ctx.login(target);
-        const lists = { controllers: (await target.http('ethernet', 'GET', '/api/controllers', { headers: auth })).json, clients: (await target.http('ethernet', 'GET', '/api/clients', { headers: auth })).json };
+        const lists = { controllers: (await target.http('ethernet', 'GET', recordsPath('controllers'), { headers: auth })).json, clients: (await target.http('ethernet', 'GET', recordsPath('clients'), { headers: auth })).json };
         check(lists.controllers.length > 0 && lists.clients.length > 0, `records on the target: ${JSON.stringify(lists)}`);
         check(JSON.parse((await target.command('status')).slice(3)).configured === false, 'unconfigured');
         return lists;
@@ -180,8 +182,8 @@ export const controllerProvisioningScenarios: Scenario[] = [
       await ctx.step('the source now knows the target MAC under another UUID', async () => {
         const auth = { ...(await ctx.login(source)), 'content-type': 'application/json' };
         check((await source.command('fault clear')).startsWith('OK '), 'fault cleared');
-        check((await source.http('ethernet', 'DELETE', `/api/controllers/${target.spec.uuid}`, { headers: auth })).status === 204, 'own record removed');
-        const put = await source.http('ethernet', 'PUT', '/api/controllers/someone-else', { headers: auth, body: JSON.stringify({ name: 'someone else', ethernet_mac: target.spec.ethernetMac }) });
+        check((await source.http('ethernet', 'DELETE', recordPath('controllers', target.spec.uuid), { headers: auth })).status === 204, 'own record removed');
+        const put = await source.http('ethernet', 'PUT', recordPath('controllers', 'someone-else'), { headers: auth, body: JSON.stringify({ name: 'someone else', ethernet_mac: target.spec.ethernetMac }) });
         check(put.status === 201, `PUT answered ${put.status}`);
         await enableProvisioning(ctx, source);
       });
@@ -197,8 +199,8 @@ export const controllerProvisioningScenarios: Scenario[] = [
       });
       await ctx.step('nothing was deleted on the target: cleanup happens only after a valid token', async () => {
         const auth = await ctx.login(target);
-        for (const kind of ['controllers', 'clients'] as const) {
-          const now = (await target.http('ethernet', 'GET', `/api/${kind}`, { headers: auth })).json;
+        for (const kind of RECORD_KINDS) {
+          const now = (await target.http('ethernet', 'GET', recordsPath(kind), { headers: auth })).json;
           check(JSON.stringify(now) === JSON.stringify(held[kind]), `${kind}: before ${JSON.stringify(held[kind])}, after ${JSON.stringify(now)}`);
         }
       });

@@ -2,6 +2,7 @@
 import { check, type ScenarioContext } from '../bench.ts';
 import type { BenchBoard } from '../board.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
+import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 
 export function mac(n: number): string {
   const h = n.toString(16).padStart(4, '0').toUpperCase();
@@ -40,27 +41,27 @@ export async function seedSource(ctx: ScenarioContext, source: BenchBoard, seed:
   };
   let controllers = 0;
   if (seed.target) {
-    await put(`/api/controllers/${seed.targetUuid ?? seed.target.spec.uuid}`, { name: seed.target.spec.id, ethernet_mac: seed.target.spec.ethernetMac });
+    await put(recordPath('controllers', seed.targetUuid ?? seed.target.spec.uuid), { name: seed.target.spec.id, ethernet_mac: seed.target.spec.ethernetMac });
     controllers++;
   }
-  for (let i = 0; i < (seed.extraControllers ?? 0); i++, controllers++) await put(`/api/controllers/ctl-${i}`, { name: `controller ${i}`, ethernet_mac: mac(0x100 + i) });
+  for (let i = 0; i < (seed.extraControllers ?? 0); i++, controllers++) await put(recordPath('controllers', `ctl-${i}`), { name: `controller ${i}`, ethernet_mac: mac(0x100 + i) });
   const site = ctx.rig.siteWifi;
   const clientRecord = (m: string) => ({ mac: m, wifi: { ssid: site.ssid, password: site.password }, mqtt: { host: ctx.broker.host, port: ctx.broker.port, tls: false }, ca_certificate: TEST_CA_PEM });
   let clients = 0;
-  for (let i = 0; i < (seed.clients ?? 0); i++, clients++) await put(`/api/clients/lamp-${i}`, { name: `lamp ${i}`, ...clientRecord(mac(0x800 + i)) });
+  for (let i = 0; i < (seed.clients ?? 0); i++, clients++) await put(recordPath('clients', `lamp-${i}`), { name: `lamp ${i}`, ...clientRecord(mac(0x800 + i)) });
   for (const c of seed.clientBoards ?? []) {
-    await put(`/api/clients/${c.spec.uuid}`, { name: c.spec.id, ...clientRecord(c.spec.wifiMac) });
+    await put(recordPath('clients', c.spec.uuid), { name: c.spec.id, ...clientRecord(c.spec.wifiMac) });
     clients++;
   }
   if (seed.backup !== undefined && seed.backup !== null) {
-    const r = await source.http('ethernet', 'PUT', '/backup', { headers: auth, body: seed.backup });
+    const r = await source.http('ethernet', 'PUT', API_PATHS.backup, { headers: auth, body: seed.backup });
     check(r.status === 200, `PUT /backup answered ${r.status}`);
   }
   return { controllers, clients };
 }
 
 export async function enableProvisioning(ctx: ScenarioContext, source: BenchBoard): Promise<{ ssid: string; password: string }> {
-  const r = await source.http('ethernet', 'PUT', '/api/provisioning', { headers: await ctx.login(source) });
+  const r = await source.http('ethernet', 'PUT', API_PATHS.provisioning, { headers: await ctx.login(source) });
   check(r.status === 200, `enabling provisioning answered ${r.status} ${r.text}`);
   check(r.json.ssid === 'Device-Provisioning', `SSID is ${r.json.ssid}`);
   return r.json;

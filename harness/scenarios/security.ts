@@ -5,6 +5,7 @@ import { check } from '../bench.ts';
 import type { BenchBoard } from '../board.ts';
 import { enableProvisioning, mac, seedSource } from './helpers.ts';
 import type { Scenario } from './types.ts';
+import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 
 export const securityScenarios: Scenario[] = [
   {
@@ -17,8 +18,8 @@ export const securityScenarios: Scenario[] = [
       const source = ctx.controllers()[0] as BenchBoard;
       const client = { uuid: 'lamp-0', mac: mac(0x800) };
       const exchange = (iface: 'softap' | 'ethernet') =>
-        source.http(iface, 'POST', '/api/provisioning/token', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(client) });
-      const read = (token: string, iface: 'softap' | 'ethernet' = 'softap') => source.http(iface, 'GET', `/api/clients/${client.uuid}`, { headers: { 'provisioning-token': token } });
+        source.http(iface, 'POST', API_PATHS.provisioningToken, { headers: { 'content-type': 'application/json' }, body: JSON.stringify(client) });
+      const read = (token: string, iface: 'softap' | 'ethernet' = 'softap') => source.http(iface, 'GET', recordPath('clients', client.uuid), { headers: { 'provisioning-token': token } });
       await ctx.step('power on the source and register one client', async () => {
         await ctx.start(source);
         await seedSource(ctx, source, { clients: 1 });

@@ -12,6 +12,7 @@ import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { backupOfSize, boardApi as http, controllerIdentity as identity } from './firmware-bench-lib.ts';
+import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 
 const PASSWORD = 'bench-admin-password';
 
@@ -25,14 +26,14 @@ const boards: SdkBoard[] = [];
 try {
   const source = await SdkBoard.start({ identity: identity(1), fuseKeyHex: '01'.repeat(32), flashDir: join(dir, 'src'), adminPassword: PASSWORD, air, panel: false });
   boards.push(source);
-  const sauth = { 'visual-token': (await http(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
-  await http(source, 'PUT', `/api/controllers/bench-ctl-2`, sauth, JSON.stringify({ ethernet_mac: identity(2).ethernetMac, name: 'target' }));
-  for (let i = 0; i < controllers - 1; i++) await http(source, 'PUT', `/api/controllers/ctl-${i}`, sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
+  const sauth = { 'visual-token': (await http(source, 'POST', API_PATHS.login, { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
+  await http(source, 'PUT', recordPath('controllers', 'bench-ctl-2'), sauth, JSON.stringify({ ethernet_mac: identity(2).ethernetMac, name: 'target' }));
+  for (let i = 0; i < controllers - 1; i++) await http(source, 'PUT', recordPath('controllers', `ctl-${i}`), sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
   for (let i = 0; i < clients; i++) {
-    await http(source, 'PUT', `/api/clients/lamp-${i}`, sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: TEST_CA_PEM }));
+    await http(source, 'PUT', recordPath('clients', `lamp-${i}`), sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: TEST_CA_PEM }));
   }
-  if (backupBytes > 0) await http(source, 'PUT', '/backup', sauth, backupOfSize(backupBytes));
-  await http(source, 'PUT', '/api/provisioning', sauth);
+  if (backupBytes > 0) await http(source, 'PUT', API_PATHS.backup, sauth, backupOfSize(backupBytes));
+  await http(source, 'PUT', API_PATHS.provisioning, sauth);
 
   const samples: string[] = [];
   const most = { slots: 0, chunkBytes: 0, count: 0 };

@@ -22,6 +22,7 @@ import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.t
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { backupOfSize, boardApi as http, controllerIdentity as identity, processRss } from './firmware-bench-lib.ts';
 import { measure, throughput, type CaseFigures } from './heap-probe.ts';
+import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 
 const PASSWORD = 'bench-admin-password';
 const JWT_SECRET = 'bench-secret-0123456789';
@@ -73,7 +74,7 @@ async function main(): Promise<void> {
     out(`boot power_up wall_ms=${boots[2]!.wall.toFixed(0)} cpu_ms=${boots[2]!.cpu} (median of ${boots.length}; unconfigured controller: the target procedure finds no source) live_chunk_bytes=${booted.chunkBytes} live_slots=${booted.slots} stack_peak=${booted.stackPeak}/${booted.stackMax}`);
     out(rssLine('booted', board));
 
-    const auth = { 'visual-token': (await http(board, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token };
+    const auth = { 'visual-token': (await http(board, 'POST', API_PATHS.login, { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token };
     const pem = JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem;
     const { mintToken } = await import('../../cloud/auth/jwt.ts');
     const token = await mintToken(new TextEncoder().encode(JWT_SECRET));
@@ -81,8 +82,8 @@ async function main(): Promise<void> {
     await board.typeLine(`cloud ${cloud.url}`);
 
     // Warm-up: the first request of each kind.
-    await http(board, 'PUT', '/backup', auth, backupOfSize(4096));
-    await http(board, 'POST', '/api/cloud-backup', auth);
+    await http(board, 'PUT', API_PATHS.backup, auth, backupOfSize(4096));
+    await http(board, 'POST', API_PATHS.cloudBackup, auth);
 
     let variant = 0;
     // A different backup each run, so that a push is never answered 304.
@@ -94,15 +95,15 @@ async function main(): Promise<void> {
       const heaps = await measure(board, work, { sampleMs: SAMPLE_MS });
       out(caseLine(name, timing, heaps));
     };
-    await bench('login', undefined, () => http(board, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD })));
+    await bench('login', undefined, () => http(board, 'POST', API_PATHS.login, { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD })));
     for (const [label, size] of [['64k', 65_536], ['512k', 524_256]] as const) {
-      await bench(`put_backup_${label}`, undefined, () => http(board, 'PUT', '/backup', auth, fresh(size)));
-      await bench(`cloud_push_${label}`, () => http(board, 'PUT', '/backup', auth, fresh(size)), () => http(board, 'POST', '/api/cloud-backup', auth));
+      await bench(`put_backup_${label}`, undefined, () => http(board, 'PUT', API_PATHS.backup, auth, fresh(size)));
+      await bench(`cloud_push_${label}`, () => http(board, 'PUT', API_PATHS.backup, auth, fresh(size)), () => http(board, 'POST', API_PATHS.cloudBackup, auth));
     }
-    await bench('cloud_retrieve_512k', () => http(board, 'DELETE', '/backup', auth), () => http(board, 'GET', '/api/cloud-backup', auth));
+    await bench('cloud_retrieve_512k', () => http(board, 'DELETE', API_PATHS.backup, auth), () => http(board, 'GET', API_PATHS.cloudBackup, auth));
 
     // Throughput, one request at a time.
-    await http(board, 'PUT', '/backup', auth, fresh(65_536));
+    await http(board, 'PUT', API_PATHS.backup, auth, fresh(65_536));
     const rate = async (name: string, n: number, request: () => Promise<unknown>) => {
       await board.heap({ collect: true, resetPeaks: true });
       const cpu0 = board.cpuMs();
@@ -112,10 +113,10 @@ async function main(): Promise<void> {
       const peaks = await board.heap();
       out(`http ${name} requests=${r.requests} req_per_s=${r.perSecond.toFixed(1)} p50_ms=${r.p50Ms.toFixed(1)} p99_ms=${r.p99Ms.toFixed(1)} max_ms=${r.maxMs.toFixed(1)} cpu_ms_per_request=${((board.cpuMs() - cpu0) / n).toFixed(2)} node_cpu_ms_per_request=${((node.user + node.system) / 1000 / n).toFixed(2)} stack_peak=${peaks.stackPeak}`);
     };
-    await rate('get_backup_64k', 200, () => http(board, 'GET', '/backup', auth));
+    await rate('get_backup_64k', 200, () => http(board, 'GET', API_PATHS.backup, auth));
     const put64 = fresh(65_536);
-    await rate('put_backup_64k', 50, () => http(board, 'PUT', '/backup', auth, put64));
-    await rate('get_status', 200, () => http(board, 'GET', '/api/status', auth));
+    await rate('put_backup_64k', 50, () => http(board, 'PUT', API_PATHS.backup, auth, put64));
+    await rate('get_status', 200, () => http(board, 'GET', API_PATHS.status, auth));
     out(rssLine('after_cases', board));
 
     // Target procedure: a source with N controllers (one is the target), M clients, a 512 KB backup;
@@ -124,14 +125,14 @@ async function main(): Promise<void> {
     for (const [controllers, clients] of [[10, 50], [20, 100]] as const) {
       const source = await start(++n);
       const targetN = ++n;
-      const sauth = { 'visual-token': (await http(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
-      await http(source, 'PUT', `/api/controllers/bench-ctl-${targetN}`, sauth, JSON.stringify({ ethernet_mac: identity(targetN).ethernetMac, name: 'target' }));
-      for (let i = 0; i < controllers - 1; i++) await http(source, 'PUT', `/api/controllers/ctl-${i}`, sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
+      const sauth = { 'visual-token': (await http(source, 'POST', API_PATHS.login, { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
+      await http(source, 'PUT', recordPath('controllers', `bench-ctl-${targetN}`), sauth, JSON.stringify({ ethernet_mac: identity(targetN).ethernetMac, name: 'target' }));
+      for (let i = 0; i < controllers - 1; i++) await http(source, 'PUT', recordPath('controllers', `ctl-${i}`), sauth, JSON.stringify({ ethernet_mac: identity(100 + i).ethernetMac, name: `controller ${i}` }));
       for (let i = 0; i < clients; i++) {
-        await http(source, 'PUT', `/api/clients/lamp-${i}`, sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: TEST_CA_PEM }));
+        await http(source, 'PUT', recordPath('clients', `lamp-${i}`), sauth, JSON.stringify({ mac: identity(200 + i).wifiMac, wifi: { ssid: 'plant-floor', password: 'wifi-secret-123' }, mqtt: { host: '127.0.0.1', port: 1883 }, ca_certificate: TEST_CA_PEM }));
       }
-      await http(source, 'PUT', '/backup', sauth, backupOfSize(524_256));
-      await http(source, 'PUT', '/api/provisioning', sauth);
+      await http(source, 'PUT', API_PATHS.backup, sauth, backupOfSize(524_256));
+      await http(source, 'PUT', API_PATHS.provisioning, sauth);
       // Timing run: no sampling.
       t0 = performance.now();
       const node0 = process.cpuUsage();

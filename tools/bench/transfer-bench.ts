@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.ts';
 import { backupOfSize, boardApi as http, controllerIdentity as identity } from './firmware-bench-lib.ts';
+import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 
 const PASSWORD = 'bench-admin-password';
 const BACKUP_BYTES = 524_256;
@@ -45,10 +46,10 @@ async function main(): Promise<void> {
         try {
           const source = await SdkBoard.start({ identity: identity(sourceN), fuseKeyHex: '5a'.repeat(32), flashDir: join(dir, `flash-${sourceN}`), adminPassword: PASSWORD, air, panel: false, flashTiming });
           boards.push(source);
-          const auth = { 'visual-token': (await http(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
-          await http(source, 'PUT', `/api/controllers/bench-ctl-${targetN}`, auth, JSON.stringify({ ethernet_mac: identity(targetN).ethernetMac, name: 'target' }));
-          if (backupBytes > 0) await http(source, 'PUT', '/backup', auth, backupOfSize(backupBytes));
-          await http(source, 'PUT', '/api/provisioning', auth);
+          const auth = { 'visual-token': (await http(source, 'POST', API_PATHS.login, { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
+          await http(source, 'PUT', recordPath('controllers', `bench-ctl-${targetN}`), auth, JSON.stringify({ ethernet_mac: identity(targetN).ethernetMac, name: 'target' }));
+          if (backupBytes > 0) await http(source, 'PUT', API_PATHS.backup, auth, backupOfSize(backupBytes));
+          await http(source, 'PUT', API_PATHS.provisioning, auth);
           const samples: HeapFigures[] = [];
           const t0 = performance.now();
           const target = await SdkBoard.start({ identity: identity(targetN), fuseKeyHex: 'a5'.repeat(32), flashDir: join(dir, `flash-${targetN}`), adminPassword: PASSWORD, air, panel: false, flashTiming, ...(sample ? { heapSampleMs: SAMPLE_MS, onHeapSample: (f: HeapFigures) => samples.push({ ...f }) } : {}) });

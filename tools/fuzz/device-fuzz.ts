@@ -9,6 +9,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { API_PATHS, recordPattern, recordsPath } from '../../firmware/src/core/api-paths.ts';
+import { RECORD_KINDS } from '../../firmware/src/core/records.ts';
 import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
@@ -41,34 +43,36 @@ const ALLOWED_5XX = new Set(['clock_not_synchronized', 'board_busy']);
 const CANARY_UUIDS = { controllers: ['canary-ctl-1'], clients: ['canary-cli-1', 'canary-cli-2'] } as const;
 const CANARY_BACKUP = JSON.stringify({ canary: true, outputs: Array.from({ length: 50 }, (_, i) => ({ id: i, name: `Out ${i}` })) });
 
+const P = API_PATHS;
 const ROUTES: [string, string][] = [
-  ['POST', '/api/login'],
-  ['GET', '/api/status'],
-  ['HEAD', '/backup'],
-  ['GET', '/backup'],
-  ['PUT', '/backup'],
-  ['DELETE', '/backup'],
-  ['POST', '/api/cloud-backup'],
-  ['GET', '/api/cloud-backup'],
-  ['DELETE', '/api/cloud-backup'],
-  ['GET', '/api/cloud'],
-  ['PUT', '/api/cloud'],
-  ['PUT', '/api/provisioning'],
-  ['GET', '/api/provisioning'],
-  ['DELETE', '/api/provisioning'],
-  ['POST', '/api/provisioning/token'],
-  ['GET', '/api/controllers'],
-  ['GET', '/api/controllers/{uuid}'],
-  ['PUT', '/api/controllers/{uuid}'],
-  ['DELETE', '/api/controllers/{uuid}'],
-  ['GET', '/api/clients'],
-  ['GET', '/api/clients/{uuid}'],
-  ['PUT', '/api/clients/{uuid}'],
-  ['DELETE', '/api/clients/{uuid}'],
+  ['POST', P.login],
+  ['GET', P.status],
+  ['HEAD', P.backup],
+  ['GET', P.backup],
+  ['PUT', P.backup],
+  ['DELETE', P.backup],
+  ['POST', P.cloudBackup],
+  ['GET', P.cloudBackup],
+  ['DELETE', P.cloudBackup],
+  ['GET', P.cloud],
+  ['PUT', P.cloud],
+  ['PUT', P.provisioning],
+  ['GET', P.provisioning],
+  ['DELETE', P.provisioning],
+  ['POST', P.provisioningToken],
+  ...RECORD_KINDS.flatMap((kind): [string, string][] => [
+    ['GET', recordsPath(kind)],
+    ['GET', recordPattern(kind)],
+    ['PUT', recordPattern(kind)],
+    ['DELETE', recordPattern(kind)],
+  ]),
 ];
 const METHODS = ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'FOO'];
 /** Requests with a valid visual-token that may change state touch only these (the canary stays). */
-const SAFE_WRITES = new Set(['PUT /api/controllers/{uuid}', 'PUT /api/clients/{uuid}', 'DELETE /api/controllers/{uuid}', 'DELETE /api/clients/{uuid}', 'POST /api/login', 'POST /api/provisioning/token', 'POST /api/cloud-backup', 'GET /api/cloud-backup', 'DELETE /api/cloud-backup', 'PUT /api/provisioning', 'DELETE /api/provisioning']);
+const SAFE_WRITES = new Set([
+  ...RECORD_KINDS.flatMap((kind) => [`PUT ${recordPattern(kind)}`, `DELETE ${recordPattern(kind)}`]),
+  ...[`POST ${P.login}`, `POST ${P.provisioningToken}`, `POST ${P.cloudBackup}`, `GET ${P.cloudBackup}`, `DELETE ${P.cloudBackup}`, `PUT ${P.provisioning}`, `DELETE ${P.provisioning}`],
+]);
 
 const UUID_MUTATIONS = ['fz-1', 'fz-2', '.', '..', '%2e', '%2e%2e', '%252e%252e', 'a%2fb', '%00', 'x'.repeat(65), 'fz-%ZZ', '%', 'fz%20a', 'é', '%C3%A9', '~', 'con', 'fz-1.tmp', 'fz-1.etag', '.tmp', 'canary-ctl-1%00'];
 
@@ -164,7 +168,7 @@ function plan(rng: Rng, token: string): Planned {
   const path = mutatePath(rng, pattern);
   // A valid token writes only to the fuzz's own records: a mutated path could name a canary.
   if (authorized && method !== 'GET' && method !== 'HEAD' && /canary/.test(path)) delete headers['visual-token'];
-  const body = method === 'GET' || method === 'HEAD' ? undefined : pattern === '/backup' && !authorized ? 'x'.repeat(rng.int(0, 69_999)) : jsonBody(rng, kind);
+  const body = method === 'GET' || method === 'HEAD' ? undefined : pattern === P.backup && !authorized ? 'x'.repeat(rng.int(0, 69_999)) : jsonBody(rng, kind);
   return { describe: `${method} ${path}`, iface, method, path, headers, ...(body !== undefined ? { body } : {}), authorized: 'visual-token' in headers && headers['visual-token'] === token };
 }
 

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { EVENT_LOG_FOLDER, HEALTH_FOLDER } from '../../firmware/src/core/flash.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
+import { API_PATHS, recordPath, recordsPath } from '../../firmware/src/core/api-paths.ts';
 
 export type Kind = 'controllers' | 'clients';
 export const KINDS: readonly Kind[] = ['controllers', 'clients'];
@@ -45,20 +46,20 @@ export function controllerIdentity(uuid: string, n: number, platform: 'memory' |
 export const sha256Hex = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
 
 export async function login(b: BoardAccess): Promise<Record<string, string>> {
-  const r = await b.http('POST', '/api/login', { body: { password: PASSWORD } });
+  const r = await b.http('POST', API_PATHS.login, { body: { password: PASSWORD } });
   if (r.status !== 200) throw new Error(`login: ${r.status} ${r.text.slice(0, 200)}`);
   return { 'visual-token': r.json.token };
 }
 
 export async function snapshot(b: BoardAccess, auth: Record<string, string>): Promise<FlashState> {
-  const get = await b.http('GET', '/backup', { headers: auth });
+  const get = await b.http('GET', API_PATHS.backup, { headers: auth });
   if (get.status !== 200 && get.status !== 404) throw new Error(`GET /backup: ${get.status} ${get.text.slice(0, 200)}`);
   const records: FlashState['records'] = { controllers: {}, clients: {} };
   for (const kind of KINDS) {
-    const list = await b.http('GET', `/api/${kind}`, { headers: auth });
+    const list = await b.http('GET', recordsPath(kind), { headers: auth });
     if (list.status !== 200 || !Array.isArray(list.json)) throw new Error(`GET /api/${kind}: ${list.status} ${list.text.slice(0, 200)}`);
     for (const uuid of list.json as string[]) {
-      const r = await b.http('GET', `/api/${kind}/${uuid}`, { headers: auth });
+      const r = await b.http('GET', recordPath(kind, uuid), { headers: auth });
       if (r.status !== 200) throw new Error(`GET /api/${kind}/${uuid}: ${r.status}`);
       records[kind][uuid] = JSON.stringify(r.json);
     }
@@ -114,7 +115,7 @@ export async function checkRecovered(b: BoardAccess, old: FlashState, neu: Flash
   } catch (err) {
     return [...problems, `the board does not answer: ${(err as Error).message}`];
   }
-  const status = await b.http('GET', '/api/status', { headers: auth });
+  const status = await b.http('GET', API_PATHS.status, { headers: auth });
   if (status.status !== 200) problems.push(`GET /api/status answered ${status.status}`);
 
   let now: FlashState;
@@ -123,7 +124,7 @@ export async function checkRecovered(b: BoardAccess, old: FlashState, neu: Flash
   } catch (err) {
     return [...problems, `not readable: ${(err as Error).message}`];
   }
-  const head = await b.http('HEAD', '/backup', { headers: auth });
+  const head = await b.http('HEAD', API_PATHS.backup, { headers: auth });
   if (now.backup !== null && head.headers.etag !== `"${sha256Hex(now.backup)}"`) problems.push(`GET /backup's ETag ${head.headers.etag} is not the SHA-256 of its body`);
   if (now.backup !== old.backup && now.backup !== neu.backup) problems.push(`backup is neither old (${show(old.backup)}) nor new (${show(neu.backup)}): ${show(now.backup)}`);
   const macs = new Set<string>();
@@ -140,10 +141,10 @@ export async function checkRecovered(b: BoardAccess, old: FlashState, neu: Flash
   if (o.mustBe && !sameState(now, o.mustBe)) problems.push('the board says it is configured, but holds a partial copy');
 
   // The allowlist is exactly the listed records' MACs (nothing from a file that is not a record).
-  const on = await b.http('PUT', '/api/provisioning', { headers: auth });
+  const on = await b.http('PUT', API_PATHS.provisioning, { headers: auth });
   if (on.status !== 200) problems.push(`PUT /api/provisioning answered ${on.status}`);
   else if (on.json.allowlist_size !== macs.size) problems.push(`allowlist has ${on.json.allowlist_size} MACs, the records name ${macs.size}`);
-  await b.http('DELETE', '/api/provisioning', { headers: auth });
+  await b.http('DELETE', API_PATHS.provisioning, { headers: auth });
   return problems;
 }
 

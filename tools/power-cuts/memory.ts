@@ -18,6 +18,7 @@ import { call, clientConfig, type TestBoard } from '../../firmware/test-cases/fi
 import { writeFileAtomically } from '../../firmware/src/core/flash.ts';
 import { PROVISIONING_INCOMPLETE_PATH } from '../../firmware/src/core/provisioning/target.ts';
 import { checkRecovered, controllerIdentity, describeFiles, durableState, login, wholeStateProblems, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, type BoardAccess, type FlashState } from './common.ts';
+import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 
 export interface Tally {
   injected: number;
@@ -132,10 +133,10 @@ async function put(tb: TestBoard, auth: Record<string, string>, path: string, bo
 }
 
 async function seedRecords(tb: TestBoard, auth: Record<string, string>): Promise<void> {
-  await put(tb, auth, '/api/controllers/ctl-a', { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
-  await put(tb, auth, '/api/controllers/ctl-b', { name: 'B', ethernet_mac: '02:00:00:E0:00:0B' });
-  await put(tb, auth, '/api/clients/lamp-a', clientConfig('02:00:00:C0:00:0A'));
-  await put(tb, auth, '/api/clients/lamp-b', clientConfig('02:00:00:C0:00:0B'));
+  await put(tb, auth, recordPath('controllers', 'ctl-a'), { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
+  await put(tb, auth, recordPath('controllers', 'ctl-b'), { name: 'B', ethernet_mac: '02:00:00:E0:00:0B' });
+  await put(tb, auth, recordPath('clients', 'lamp-a'), clientConfig('02:00:00:C0:00:0A'));
+  await put(tb, auth, recordPath('clients', 'lamp-b'), clientConfig('02:00:00:C0:00:0B'));
 }
 
 export function memoryScenarios(ctx: MemoryContext): Scenario[] {
@@ -150,8 +151,8 @@ export function memoryScenarios(ctx: MemoryContext): Scenario[] {
       weight: 3,
       async setup(storage) {
         const { board, boot, auth } = await basicBoard(storage, 'pc-backup', 1, '31'.repeat(32));
-        await put(board, auth, '/backup', OLD_BACKUP);
-        return { board, boot, act: requestOk('/backup', 'PUT', NEW_BACKUP) };
+        await put(board, auth, API_PATHS.backup, OLD_BACKUP);
+        return { board, boot, act: requestOk(API_PATHS.backup, 'PUT', NEW_BACKUP) };
       },
     },
     {
@@ -160,21 +161,21 @@ export function memoryScenarios(ctx: MemoryContext): Scenario[] {
       async setup(storage) {
         const fuse = '32'.repeat(32);
         const { board, boot, auth } = await basicBoard(storage, 'pc-retrieve', 2, fuse, true);
-        await put(board, auth, '/api/cloud', { url: ctx.cloudUrl });
+        await put(board, auth, API_PATHS.cloud, { url: ctx.cloudUrl });
         if (!enrolled.has(fuse)) {
           // Once: the cloud learns the board's key and holds the new backup, pushed by the board.
           await ctx.enroll(board.identity.uuid, board.device.publicKeyPem());
-          await put(board, auth, '/backup', NEW_BACKUP);
-          const push = await call(board, 'POST', '/api/cloud-backup', { headers: auth });
+          await put(board, auth, API_PATHS.backup, NEW_BACKUP);
+          const push = await call(board, 'POST', API_PATHS.cloudBackup, { headers: auth });
           if (push.status !== 200) throw new Error(`cloud push: ${push.status} ${push.text}`);
           enrolled.add(fuse);
         }
-        await put(board, auth, '/backup', OLD_BACKUP);
+        await put(board, auth, API_PATHS.backup, OLD_BACKUP);
         return {
           board,
           boot,
           act: async (b) => {
-            const r = await requestOk('/api/cloud-backup', 'GET')(b);
+            const r = await requestOk(API_PATHS.cloudBackup, 'GET')(b);
             if (r.status !== 200 && !b.storage.power?.off) throw new Error(`retrieve: ${r.status} ${r.text}`);
           },
         };
@@ -186,7 +187,7 @@ export function memoryScenarios(ctx: MemoryContext): Scenario[] {
       async setup(storage) {
         const { board, boot, auth } = await basicBoard(storage, 'pc-records', 3, '33'.repeat(32));
         await seedRecords(board, auth);
-        return { board, boot, act: requestOk('/api/controllers/ctl-c', 'PUT', { name: 'C', ethernet_mac: '02:00:00:E0:00:0C' }) };
+        return { board, boot, act: requestOk(recordPath('controllers', 'ctl-c'), 'PUT', { name: 'C', ethernet_mac: '02:00:00:E0:00:0C' }) };
       },
     },
     {
@@ -195,7 +196,7 @@ export function memoryScenarios(ctx: MemoryContext): Scenario[] {
       async setup(storage) {
         const { board, boot, auth } = await basicBoard(storage, 'pc-records', 3, '33'.repeat(32));
         await seedRecords(board, auth);
-        return { board, boot, act: requestOk('/api/clients/lamp-a', 'PUT', { ...clientConfig('02:00:00:C0:00:AA'), note: 'replaced' }) };
+        return { board, boot, act: requestOk(recordPath('clients', 'lamp-a'), 'PUT', { ...clientConfig('02:00:00:C0:00:AA'), note: 'replaced' }) };
       },
     },
     {
@@ -204,7 +205,7 @@ export function memoryScenarios(ctx: MemoryContext): Scenario[] {
       async setup(storage) {
         const { board, boot, auth } = await basicBoard(storage, 'pc-records', 3, '33'.repeat(32));
         await seedRecords(board, auth);
-        return { board, boot, act: requestOk('/api/clients/lamp-b', 'DELETE') };
+        return { board, boot, act: requestOk(recordPath('clients', 'lamp-b'), 'DELETE') };
       },
     },
     targetScenario(),
@@ -273,8 +274,8 @@ function factoryResetScenario(ctx: MemoryContext): Scenario {
       await setPassword(board);
       const auth = await login(access(board));
       await seedRecords(board, auth);
-      await put(board, auth, '/backup', OLD_BACKUP);
-      await put(board, auth, '/api/cloud', { url: ctx.cloudUrl });
+      await put(board, auth, API_PATHS.backup, OLD_BACKUP);
+      await put(board, auth, API_PATHS.cloud, { url: ctx.cloudUrl });
       // Last (a configuration write through the API removes it): an unfinished provisioning's marker.
       writeFileAtomically(storage, PROVISIONING_INCOMPLETE_PATH, new TextEncoder().encode(id.uuid));
       return {
@@ -303,11 +304,11 @@ function targetScenario(): Scenario {
       const board = powerUp({ identity: identity('pc-source', 7), fuseKeyHex: '37'.repeat(32), storage: new MemoryStorage(), air });
       await board.device.boot();
       const auth = await login(access(board));
-      await put(board, auth, `/api/controllers/${target.uuid}`, { name: 'target', ethernet_mac: target.ethernetMac });
+      await put(board, auth, recordPath('controllers', target.uuid), { name: 'target', ethernet_mac: target.ethernetMac });
       await seedRecords(board, auth);
-      await put(board, auth, '/api/clients/lamp-c', clientConfig('02:00:00:C0:00:0C'));
-      await put(board, auth, '/backup', NEW_BACKUP);
-      const on = await call(board, 'PUT', '/api/provisioning', { headers: auth });
+      await put(board, auth, recordPath('clients', 'lamp-c'), clientConfig('02:00:00:C0:00:0C'));
+      await put(board, auth, API_PATHS.backup, NEW_BACKUP);
+      const on = await call(board, 'PUT', API_PATHS.provisioning, { headers: auth });
       if (on.status !== 200) throw new Error(`provisioning mode: ${on.status} ${on.text}`);
       source = { air, board };
     }

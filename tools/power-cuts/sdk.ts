@@ -19,6 +19,7 @@ import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
 import { clientConfig } from '../../firmware/test-cases/fixtures.ts';
 import { checkRecovered, controllerIdentity, describeFiles, durableState, login, wholeStateProblems, NEW_BACKUP, OLD_BACKUP, PASSWORD, snapshot, type Answer, type BoardAccess, type FlashState } from './common.ts';
 import type { TrialResult } from './memory.ts';
+import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 
 const identity = (uuid: string, n: number) => controllerIdentity(uuid, n, 'board');
 
@@ -213,24 +214,24 @@ interface XsScenario {
 
 function scenarios(cloudUrl: string): XsScenario[] {
   const reset = async (a: BoardAccess, auth: Record<string, string>) => {
-    await ok(a, auth, 'PUT', '/backup', OLD_BACKUP);
-    await ok(a, auth, 'PUT', '/api/controllers/ctl-a', { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
-    await ok(a, auth, 'DELETE', '/api/controllers/ctl-c');
-    await ok(a, auth, 'PUT', '/api/clients/lamp-a', clientConfig('02:00:00:C0:00:0A'));
-    await ok(a, auth, 'PUT', '/api/clients/lamp-b', clientConfig('02:00:00:C0:00:0B'));
+    await ok(a, auth, 'PUT', API_PATHS.backup, OLD_BACKUP);
+    await ok(a, auth, 'PUT', recordPath('controllers', 'ctl-a'), { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
+    await ok(a, auth, 'DELETE', recordPath('controllers', 'ctl-c'));
+    await ok(a, auth, 'PUT', recordPath('clients', 'lamp-a'), clientConfig('02:00:00:C0:00:0A'));
+    await ok(a, auth, 'PUT', recordPath('clients', 'lamp-b'), clientConfig('02:00:00:C0:00:0B'));
   };
   return [
-    { name: 'local backup PUT (XS)', prep: reset, act: (a, auth) => a.http('PUT', '/backup', { headers: auth, body: NEW_BACKUP }) },
-    { name: 'record PUT (XS)', prep: reset, act: (a, auth) => a.http('PUT', '/api/controllers/ctl-c', { headers: auth, body: { name: 'C', ethernet_mac: '02:00:00:E0:00:0C' } }) },
-    { name: 'record PUT replace (XS)', prep: reset, act: (a, auth) => a.http('PUT', '/api/clients/lamp-a', { headers: auth, body: { ...clientConfig('02:00:00:C0:00:AA'), note: 'replaced' } }) },
-    { name: 'record DELETE (XS)', prep: reset, act: (a, auth) => a.http('DELETE', '/api/clients/lamp-b', { headers: auth }) },
+    { name: 'local backup PUT (XS)', prep: reset, act: (a, auth) => a.http('PUT', API_PATHS.backup, { headers: auth, body: NEW_BACKUP }) },
+    { name: 'record PUT (XS)', prep: reset, act: (a, auth) => a.http('PUT', recordPath('controllers', 'ctl-c'), { headers: auth, body: { name: 'C', ethernet_mac: '02:00:00:E0:00:0C' } }) },
+    { name: 'record PUT replace (XS)', prep: reset, act: (a, auth) => a.http('PUT', recordPath('clients', 'lamp-a'), { headers: auth, body: { ...clientConfig('02:00:00:C0:00:AA'), note: 'replaced' } }) },
+    { name: 'record DELETE (XS)', prep: reset, act: (a, auth) => a.http('DELETE', recordPath('clients', 'lamp-b'), { headers: auth }) },
     {
       name: 'cloud backup retrieve (XS)',
       prep: async (a, auth) => {
         await reset(a, auth);
-        await ok(a, auth, 'PUT', '/api/cloud', { url: cloudUrl });
+        await ok(a, auth, 'PUT', API_PATHS.cloud, { url: cloudUrl });
       },
-      act: (a, auth) => a.http('GET', '/api/cloud-backup', { headers: auth }),
+      act: (a, auth) => a.http('GET', API_PATHS.cloudBackup, { headers: auth }),
     },
   ];
 }
@@ -260,9 +261,9 @@ export async function boardTrials(ctx: BoardContext, cuts: number, seed: number,
     // Once: the cloud knows the board and holds the new backup.
     let auth = await login(a());
     await ctx.enroll(me.identity.uuid, JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem as string);
-    await ok(a(), auth, 'PUT', '/api/cloud', { url: ctx.cloudUrl });
-    await ok(a(), auth, 'PUT', '/backup', NEW_BACKUP);
-    await ok(a(), auth, 'POST', '/api/cloud-backup', undefined, [200]);
+    await ok(a(), auth, 'PUT', API_PATHS.cloud, { url: ctx.cloudUrl });
+    await ok(a(), auth, 'PUT', API_PATHS.backup, NEW_BACKUP);
+    await ok(a(), auth, 'POST', API_PATHS.cloudBackup, undefined, [200]);
 
     const list = scenarios(ctx.cloudUrl);
     // The uncut run of each scenario: its storage operations and its new state.
@@ -370,11 +371,11 @@ async function factoryResetTrials(ctx: BoardContext, cuts: number, seed: number)
   const prep = async () => {
     await ensurePassword();
     const auth = await login(a());
-    await ok(a(), auth, 'PUT', '/backup', OLD_BACKUP);
-    await ok(a(), auth, 'PUT', '/api/controllers/ctl-a', { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
-    await ok(a(), auth, 'PUT', '/api/clients/lamp-a', clientConfig('02:00:00:C0:00:0A'));
-    await ok(a(), auth, 'PUT', '/api/clients/lamp-b', clientConfig('02:00:00:C0:00:0B'));
-    await ok(a(), auth, 'PUT', '/api/cloud', { url: ctx.cloudUrl });
+    await ok(a(), auth, 'PUT', API_PATHS.backup, OLD_BACKUP);
+    await ok(a(), auth, 'PUT', recordPath('controllers', 'ctl-a'), { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
+    await ok(a(), auth, 'PUT', recordPath('clients', 'lamp-a'), clientConfig('02:00:00:C0:00:0A'));
+    await ok(a(), auth, 'PUT', recordPath('clients', 'lamp-b'), clientConfig('02:00:00:C0:00:0B'));
+    await ok(a(), auth, 'PUT', API_PATHS.cloud, { url: ctx.cloudUrl });
     return { old: await snapshot(a(), auth), oldWhole: durableState(flashFiles(flashDir)) };
   };
   try {
@@ -421,12 +422,12 @@ async function targetTrials(ctx: BoardContext, cuts: number, seed: number): Prom
   try {
     const sa = boardAccess(source, sourceDir);
     const sauth = await login(sa);
-    await ok(sa, sauth, 'PUT', `/api/controllers/${target.uuid}`, { name: 'target', ethernet_mac: target.ethernetMac });
-    await ok(sa, sauth, 'PUT', '/api/controllers/ctl-a', { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
-    await ok(sa, sauth, 'PUT', '/api/clients/lamp-a', clientConfig('02:00:00:C0:00:0A'));
-    await ok(sa, sauth, 'PUT', '/api/clients/lamp-b', clientConfig('02:00:00:C0:00:0B'));
-    await ok(sa, sauth, 'PUT', '/backup', NEW_BACKUP);
-    await ok(sa, sauth, 'PUT', '/api/provisioning', undefined, [200]);
+    await ok(sa, sauth, 'PUT', recordPath('controllers', target.uuid), { name: 'target', ethernet_mac: target.ethernetMac });
+    await ok(sa, sauth, 'PUT', recordPath('controllers', 'ctl-a'), { name: 'A', ethernet_mac: '02:00:00:E0:00:0A' });
+    await ok(sa, sauth, 'PUT', recordPath('clients', 'lamp-a'), clientConfig('02:00:00:C0:00:0A'));
+    await ok(sa, sauth, 'PUT', recordPath('clients', 'lamp-b'), clientConfig('02:00:00:C0:00:0B'));
+    await ok(sa, sauth, 'PUT', API_PATHS.backup, NEW_BACKUP);
+    await ok(sa, sauth, 'PUT', API_PATHS.provisioning, undefined, [200]);
     const neu = await snapshot(sa, sauth);
     const old: FlashState = { backup: null, records: { controllers: {}, clients: {} } };
 
@@ -458,7 +459,7 @@ async function targetTrials(ctx: BoardContext, cuts: number, seed: number): Prom
       let problems: string[];
       try {
         const ta = boardAccess(again, dir);
-        const status = await ta.http('GET', '/api/status', { headers: await login(ta) });
+        const status = await ta.http('GET', API_PATHS.status, { headers: await login(ta) });
         problems = await checkRecovered(ta, old, neu, status.json?.configured === true ? { mustBe: neu } : {});
       } finally {
         await again.close();

@@ -5,11 +5,13 @@ import type { FailureThrottle } from './auth/failure-throttle.ts';
 import type { VisualTokens } from './auth/visual-token.ts';
 import type { LocalBackupStore } from './backup/local-store.ts';
 import type { CloudBackupClient } from './cloud/backup-client.ts';
+import { API_PATHS, recordPattern, recordsPath } from './api-paths.ts';
 import { readCloudConfig, writeCloudConfig } from './cloud/config.ts';
 import { utf8Encode } from './bytes.ts';
 import { clientConfigurationProblem } from './client-configuration.ts';
 import { DeviceError, errors } from './errors.ts';
 import { drain } from './body.ts';
+import { ifNoneMatches, quoteEtag } from './http/etag.ts';
 import { emptyResponse, errorResponse, jsonResponse, readJsonBody } from './http/respond.ts';
 import { REQUEST_MEMORY_BYTES, RequestBudget } from './http/request-memory.ts';
 import { matchRoute, type Route } from './http/router.ts';
@@ -47,16 +49,6 @@ type Access = 'visual' | 'visual-or-provisioning' | 'open';
  */
 export const API_EVENTS_COUNT = 16;
 
-function quoted(etag: string): string {
-  return `"${etag}"`;
-}
-
-function ifNoneMatches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  if (header.trim() === '*') return true;
-  return header.split(',').some((v) => v.trim().replace(/^W\//, '').replace(/^"|"$/g, '').toLowerCase() === etag);
-}
-
 /** A route's handler: called with the API, the request, the path's params and the caller's token. */
 type RouteRun = (api: DeviceApi, req: HttpRequest, params: Record<string, string>, token: ProvisioningToken | null) => Promise<HttpResponse>;
 
@@ -77,15 +69,15 @@ export class DeviceApi {
    */
   private static readonly routes: readonly ApiRoute[] = Object.freeze([
     // Throttled (docs/firmware-login-throttle.md): during a back-off the password is not even checked.
-    route('POST', '/api/login', 'open', async (api, req) =>
+    route('POST', API_PATHS.login, 'open', async (api, req) =>
       api.throttled(api.s.visual.throttle, [401], req, async () => jsonResponse(200, api.s.visual.login((await readJsonBody(req.body, 1024, api.memory) as { password?: unknown } | null)?.password))),
     ),
-    route('GET', '/api/status', 'visual', async (api) => jsonResponse(200, api.s.status())),
-    route('GET', '/api/events', 'visual', async (api) => jsonResponse(200, { events: api.s.events(API_EVENTS_COUNT) })),
+    route('GET', API_PATHS.status, 'visual', async (api) => jsonResponse(200, api.s.status())),
+    route('GET', API_PATHS.events, 'visual', async (api) => jsonResponse(200, { events: api.s.events(API_EVENTS_COUNT) })),
 
-    route('HEAD', '/backup', 'visual-or-provisioning', async (api, req, _p, t) => api.getBackup(req, t, false)),
-    route('GET', '/backup', 'visual-or-provisioning', async (api, req, _p, t) => api.getBackup(req, t, true)),
-    route('PUT', '/backup', 'visual', async (api, req) => {
+    route('HEAD', API_PATHS.backup, 'visual-or-provisioning', async (api, req, _p, t) => api.getBackup(req, t, false)),
+    route('GET', API_PATHS.backup, 'visual-or-provisioning', async (api, req, _p, t) => api.getBackup(req, t, true)),
+    route('PUT', API_PATHS.backup, 'visual', async (api, req) => {
       const s = api.s;
       const declared = Number(req.headers['content-length']);
       if (declared > s.settings.maxLocalBackupBytes) {
@@ -94,25 +86,25 @@ export class DeviceApi {
       }
       const { etag, size } = await s.local.write(req.body);
       s.configuredLocally?.();
-      return jsonResponse(200, { etag, size }, { etag: quoted(etag) });
+      return jsonResponse(200, { etag, size }, { etag: quoteEtag(etag) });
     }),
-    route('DELETE', '/backup', 'visual', async (api) => {
+    route('DELETE', API_PATHS.backup, 'visual', async (api) => {
       if (!api.s.local.remove()) throw errors.notFound('no_backup', 'No backup exists');
       return emptyResponse(204);
     }),
 
-    route('POST', '/api/cloud-backup', 'visual', async (api) => jsonResponse(200, await api.s.cloud.push())),
-    route('GET', '/api/cloud-backup', 'visual', async (api) => {
+    route('POST', API_PATHS.cloudBackup, 'visual', async (api) => jsonResponse(200, await api.s.cloud.push())),
+    route('GET', API_PATHS.cloudBackup, 'visual', async (api) => {
       const { etag, size } = await api.s.cloud.retrieve();
       api.s.configuredLocally?.();
-      return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(size), etag: quoted(etag) }, body: api.s.local.reader() };
+      return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(size), etag: quoteEtag(etag) }, body: api.s.local.reader() };
     }),
-    route('DELETE', '/api/cloud-backup', 'visual', async (api) => {
+    route('DELETE', API_PATHS.cloudBackup, 'visual', async (api) => {
       await api.s.cloud.remove();
       return emptyResponse(204);
     }),
-    route('GET', '/api/cloud', 'visual', async (api) => jsonResponse(200, { url: readCloudConfig(api.s.storage)?.url ?? null })),
-    route('PUT', '/api/cloud', 'visual', async (api, req) => {
+    route('GET', API_PATHS.cloud, 'visual', async (api) => jsonResponse(200, { url: readCloudConfig(api.s.storage)?.url ?? null })),
+    route('PUT', API_PATHS.cloud, 'visual', async (api, req) => {
       const url = (await readJsonBody(req.body, 2048, api.memory) as { url?: unknown } | null)?.url;
       if (url === null) writeCloudConfig(api.s.storage, null);
       else if (typeof url === 'string' && /^https?:\/\/[^\s/]+[^\s]*$/.test(url) && url.length <= 512) writeCloudConfig(api.s.storage, { url });
@@ -120,18 +112,18 @@ export class DeviceApi {
       return jsonResponse(200, { url: readCloudConfig(api.s.storage)?.url ?? null });
     }),
 
-    route('PUT', '/api/provisioning', 'visual', async (api) => jsonResponse(200, await api.s.mode.enable())),
+    route('PUT', API_PATHS.provisioning, 'visual', async (api) => jsonResponse(200, await api.s.mode.enable())),
     // 409 names why the mode last stopped (docs/firmware-api.md).
-    route('GET', '/api/provisioning', 'visual', async (api) => {
+    route('GET', API_PATHS.provisioning, 'visual', async (api) => {
       api.requireMode();
       return jsonResponse(200, api.s.mode.status());
     }),
-    route('DELETE', '/api/provisioning', 'visual', async (api) => {
+    route('DELETE', API_PATHS.provisioning, 'visual', async (api) => {
       api.requireMode();
       await api.s.mode.disable('request');
       return emptyResponse(204);
     }),
-    route('POST', '/api/provisioning/token', 'open', async (api, req) => api.exchange(req)),
+    route('POST', API_PATHS.provisioningToken, 'open', async (api, req) => api.exchange(req)),
 
     ...DeviceApi.recordRoutes('controllers'),
     ...DeviceApi.recordRoutes('clients'),
@@ -140,12 +132,14 @@ export class DeviceApi {
   /** The four routes of one record kind. */
   private static recordRoutes(of: RecordKind): ApiRoute[] {
     const kind = of; // a const binding: these handlers are closures of a preloaded module (xsl: "no const")
+    const list = recordsPath(kind);
+    const one = recordPattern(kind);
     return [
-      route('GET', `/api/${kind}`, 'visual-or-provisioning', async (api, _req, _p, t) => {
+      route('GET', list, 'visual-or-provisioning', async (api, _req, _p, t) => {
         api.tokenMayRead(t, kind, null);
         return jsonResponse(200, api.s.records.list(kind));
       }),
-      route('GET', `/api/${kind}/{uuid}`, 'visual-or-provisioning', async (api, _req, p, t) => {
+      route('GET', one, 'visual-or-provisioning', async (api, _req, p, t) => {
         const uuid = api.uuidParam(p);
         api.tokenMayRead(t, kind, uuid);
         if (api.faults.has(`${kind}/${uuid}`)) throw new DeviceError(500, 'injected_fault', `Fault injected on ${kind}/${uuid}`);
@@ -155,8 +149,8 @@ export class DeviceApi {
         const bytes = utf8Encode(text);
         return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: bytes };
       }),
-      route('PUT', `/api/${kind}/{uuid}`, 'visual', async (api, req, p) => api.putRecord(kind, api.uuidParam(p), req)),
-      route('DELETE', `/api/${kind}/{uuid}`, 'visual', async (api, _req, p) => {
+      route('PUT', one, 'visual', async (api, req, p) => api.putRecord(kind, api.uuidParam(p), req)),
+      route('DELETE', one, 'visual', async (api, _req, p) => {
         if (!api.s.records.remove(kind, api.uuidParam(p))) throw errors.notFound('record_not_found', 'No such record');
         return emptyResponse(204);
       }),
@@ -261,8 +255,8 @@ export class DeviceApi {
     const size = this.s.local.size();
     const etag = this.s.local.etag();
     if (size === null || etag === null) throw errors.notFound('no_backup', 'No backup exists');
-    const headers = { 'content-type': 'application/json', 'content-length': String(size), etag: quoted(etag) };
-    if (ifNoneMatches(req.headers['if-none-match'], etag)) return emptyResponse(304, { etag: quoted(etag) });
+    const headers = { 'content-type': 'application/json', 'content-length': String(size), etag: quoteEtag(etag) };
+    if (ifNoneMatches(req.headers['if-none-match'], etag)) return emptyResponse(304, { etag: quoteEtag(etag) });
     return withBody ? { status: 200, headers, body: this.s.local.reader() } : { status: 200, headers };
   }
 

@@ -14,7 +14,7 @@ export type RecordKind = 'controllers' | 'clients';
 export const RECORD_KINDS: readonly RecordKind[] = Object.freeze(['controllers', 'clients']);
 
 /** The MAC field each kind of record carries. */
-export const MAC_FIELD: Readonly<Record<RecordKind, string>> = Object.freeze({ controllers: 'ethernet_mac', clients: 'mac' });
+export const MAC_FIELD: Readonly<{ controllers: 'ethernet_mac'; clients: 'mac' }> = Object.freeze({ controllers: 'ethernet_mac', clients: 'mac' });
 
 export class RecordStore {
   constructor(

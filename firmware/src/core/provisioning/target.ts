@@ -3,6 +3,7 @@
 import type { Hal } from '../../hal/index.ts';
 import type { ClientResponse } from '../../hal/network.ts';
 import type { EventLevel } from '../../hal/output.ts';
+import { API_PATHS, recordPath, recordsPath } from '../api-paths.ts';
 import type { LocalBackupStore } from '../backup/local-store.ts';
 import { utf8Decode, utf8Encode } from '../bytes.ts';
 import { writeFileAtomically } from '../flash.ts';
@@ -135,7 +136,7 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
     requestUnlessBusy(hal, { method, url: gateway + path, headers, ...(body ? { body, bodyLength: body.length } : {}), timeoutMs: REQUEST_TIMEOUT_MS });
 
   // Step 4: the token exchange. Step 3's refusal (MAC not allowed) already failed the association.
-  const exchange = await request('POST', '/api/provisioning/token', { 'content-type': 'application/json' }, utf8Encode(JSON.stringify({ uuid, mac })));
+  const exchange = await request('POST', API_PATHS.provisioningToken, { 'content-type': 'application/json' }, utf8Encode(JSON.stringify({ uuid, mac })));
   if (exchange.status !== 200) {
     await drain(exchange.body);
     log('warning', `provisioning token refused (${exchange.status}): continuing unprovisioned`);
@@ -158,7 +159,7 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
     let listed: number;
     let ids: string;
     try {
-      const res = await request('GET', `/api/${kind}`, auth);
+      const res = await request('GET', recordsPath(kind), auth);
       if (res.status !== 200) {
         await drain(res.body);
         return [0, -1];
@@ -177,7 +178,7 @@ async function provisionFrom(ctx: TargetContext, gateway: string, uuid: string, 
       const id = ids.slice(at, end);
       at = end + 1;
       try {
-        const r = await request('GET', `/api/${kind}/${encodeURIComponent(id)}`, auth);
+        const r = await request('GET', recordPath(kind, id), auth);
         if (r.status !== 200) {
           await drain(r.body);
           log('warning', `record ${kind}/${id} not received (${r.status})`);
@@ -228,7 +229,7 @@ async function copyBackup(
 ): Promise<'received' | 'absent' | 'bad'> {
   let res: ClientResponse;
   try {
-    res = await request('GET', '/backup', auth);
+    res = await request('GET', API_PATHS.backup, auth);
   } catch {
     return 'bad';
   }
