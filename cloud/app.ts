@@ -2,6 +2,8 @@
 // that puts the OTA fast path in front of it.
 import express, { type Request } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { pageRoutes } from '../web-common/server/page.ts';
 import { adminRoutes } from './admin/routes.ts';
 import { appconfigRoutes } from './appconfig/routes.ts';
 import { AppConfigService } from './appconfig/service.ts';
@@ -9,8 +11,7 @@ import { Admission, type AdmissionStats } from './admission.ts';
 import { BodyPool } from './body-pool.ts';
 import { DeviceAuthenticator } from './auth/device-signature.ts';
 import { createTokenVerifier, type TokenVerifier } from './auth/jwt.ts';
-import { consoleRoutes } from './console/routes.ts';
-import { ConsoleSessions, sessionRoutes, superUserOrSession } from './console/session.ts';
+import { ConsoleSessions, sessionRoutes, superUserOrSession } from './console/server/session.ts';
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
 import { backupFastPath, backupPusher, backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
@@ -35,6 +36,9 @@ import { guardStore } from './store/guard.ts';
 import type { CloudStore } from './store/types.ts';
 import { methodGuard, requestRefusal } from './transport.ts';
 import { PACKAGE_VERSION } from './version.ts';
+
+/** The operator console's page (docs/operator-console.md), bundled by the web kit (docs/web-kit.md). */
+const CONSOLE_WEB = fileURLToPath(new URL('./console/web/', import.meta.url));
 
 export interface CloudDeps {
   config: CloudConfig;
@@ -183,7 +187,7 @@ export function createCloud(deps: CloudDeps): Cloud {
     adminRoutes({ store, releases, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
   );
   app.use(sessionRoutes(verifyToken, sessions));
-  app.use(consoleRoutes(config.consoleDir));
+  app.use(pageRoutes(CONSOLE_WEB, { page: '/console', assets: '/console/' }));
   app.use((req, _res, next) => next(new ApiError('route_not_found', { method: req.method, path: req.path.slice(0, 256) })));
   app.use(errorMiddleware(logFor));
 

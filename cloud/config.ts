@@ -5,7 +5,6 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Type, type Static } from '@sinclair/typebox';
 import { anyCase, checker, describeProblem, EXPECTED } from './schema/validator.ts';
 import { isPrivateSqlite } from './store/database-url.ts';
@@ -43,7 +42,6 @@ export const ConfigEnv = Type.Object({
   ),
   IMAGE_CACHE_BYTES: whole(0, 1024 * 1024 * 1024, 32 * 1024 * 1024, 'Byte budget of hosted images kept in memory (docs/firmware-images.md)'),
   INVENTORY_FLUSH_MS: whole(10, 3_600_000, 1000, 'How often OTA checks are written to the device inventory (docs/device-inventory.md)'),
-  CONSOLE_DIR: Type.Optional(Type.String({ minLength: 1, description: 'The built console (npm run build:console writes cloud/console/dist)' })),
   OTA_FAST_PATH: Type.String({
     pattern: `^\\s*${anyCase(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])}\\s*$`,
     default: '1',
@@ -57,9 +55,6 @@ export const ConfigEnv = Type.Object({
   SHUTDOWN_TIMEOUT_MS: whole(0, 600_000, 20_000, 'On SIGTERM, how long requests in flight may take to finish before their connections are closed'),
 });
 type ConfigEnvValues = Static<typeof ConfigEnv>;
-
-/** Where `npm run build:console` writes the console (cloud/console/build.ts). */
-export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('./console/dist', import.meta.url));
 
 /** The defaults, as the environment would give them. */
 export const CONFIG_DEFAULTS = Object.fromEntries(
@@ -105,7 +100,6 @@ export interface CloudConfig {
   publicUrl: string | undefined;
   imageCacheBytes: number;
   inventoryFlushMs: number;
-  consoleDir: string;
   /** Processes serving the port (docs/cloud-workers.md); 1: this process alone. */
   workers: number;
   shutdownTimeoutMs: number;
@@ -177,7 +171,6 @@ export function loadConfig(env: Env = process.env): CloudConfig {
     publicUrl: e.PUBLIC_URL,
     imageCacheBytes: e.IMAGE_CACHE_BYTES,
     inventoryFlushMs: e.INVENTORY_FLUSH_MS,
-    consoleDir: resolve(e.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR),
     workers: workerCount(e.WORKERS, e.DATABASE_URL),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   };

@@ -100,7 +100,6 @@ export const ERROR_CATALOG = {
   // Operator console (docs/operator-console.md)
   session_expired: { status: 401, message: 'The console session has ended or expired: log in again' },
   csrf_check_failed: { status: 403, message: 'A console request that changes something must carry the session CSRF token and come from the console' },
-  console_not_built: { status: 503, message: 'The console is not built: run npm run build:console' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

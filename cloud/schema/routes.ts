@@ -484,9 +484,9 @@ export const ROUTES: RouteSpec[] = [
     summary: 'Log the console out: the session is deleted from the store (refused by every instance from now on) and both cookies cleared',
     responses: { '204': empty('Logged out'), '403': error('csrf_check_failed') },
   },
-  { method: 'get', path: '/console', operationId: 'consolePage', summary: 'The operator console (docs/operator-console.md)', responses: { '200': { description: 'The page', media: 'text/html' }, '503': error('console_not_built') } },
-  { method: 'get', path: '/console/app.js', operationId: 'consoleScript', summary: "The console's script", responses: { '200': { description: 'The script', media: 'text/javascript' }, '503': error('console_not_built') } },
-  { method: 'get', path: '/console/app.css', operationId: 'consoleStyles', summary: "The console's stylesheet", responses: { '200': { description: 'The stylesheet', media: 'text/css' }, '503': error('console_not_built') } },
+  { method: 'get', path: '/console', operationId: 'consolePage', summary: 'The operator console (docs/operator-console.md)', responses: { '200': { description: 'The page', media: 'text/html' }, '304': empty('If-None-Match holds the ETag') } },
+  { method: 'get', path: '/console/app.js', operationId: 'consoleScript', summary: "The console's script", responses: { '200': { description: 'The script', media: 'text/javascript' }, '304': empty('If-None-Match holds the ETag') } },
+  { method: 'get', path: '/console/app.css', operationId: 'consoleStyles', summary: "The console's stylesheet", responses: { '200': { description: 'The stylesheet', media: 'text/css' }, '304': empty('If-None-Match holds the ETag') } },
   {
     method: 'get',
     path: '/admin/audit',

@@ -1,16 +1,14 @@
-// The configurator's server: the page (bundled in memory at start, web-common/bundle.ts), its API
-// (routes.ts) and the security around both (docs/configurator-security.md). Listens on loopback
-// unless told otherwise.
+// The configurator's server: the page (web/, bundled and served by the web kit, docs/web-kit.md),
+// its API (routes.ts) and the security around both (docs/configurator-security.md). Listens on
+// loopback unless told otherwise.
 import express from 'express';
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { bundleWebApp, type WebBundle } from '../../web-common/bundle.ts';
-import { csrfGuard, hostGuard, type GuardRefusal } from '../../web-common/request-guard.ts';
-import { securityHeaders } from '../../web-common/security-headers.ts';
+import { pageRoutes } from '../../web-common/server/page.ts';
+import { hostGuard, pageRequestGuard, type GuardRefusal } from '../../web-common/server/request-guard.ts';
+import { securityHeaders } from '../../web-common/server/security-headers.ts';
 import { ControllerLink, LINK_DEFAULTS, type LinkOptions } from './controller-link.ts';
 import { DeviceOps } from './device-ops.ts';
 import { errorMiddleware, sendError } from './errors.ts';
@@ -38,14 +36,6 @@ export interface RunningConfigurator {
   close(): Promise<void>;
 }
 
-let bundled: Promise<WebBundle> | undefined;
-
-/** The page's script and styles: bundled once per process. */
-function webBundle(): Promise<WebBundle> {
-  bundled ??= bundleWebApp(`${WEB}src/main.tsx`);
-  return bundled;
-}
-
 /** The Host headers this server answers: its loopback names, and the address it listens on (all of this machine's for a wildcard). */
 function hostsFor(host: string, port: number): Set<string> {
   const addresses = new Set([host, '127.0.0.1', 'localhost', '::1']);
@@ -56,18 +46,10 @@ function hostsFor(host: string, port: number): Set<string> {
 export async function startConfigurator(o: ConfiguratorOptions): Promise<RunningConfigurator> {
   const log = o.log ?? (() => undefined);
   const host = o.host ?? '127.0.0.1';
-  const bundle = await webBundle();
   const store = SiteStore.open(o.site);
   const sessions = new Sessions();
   const linkOptions = { ...LINK_DEFAULTS, ...o.link };
   const ops = new DeviceOps(store, (c) => new ControllerLink(c.name, c.address, linkOptions));
-  const index = readFileSync(`${WEB}index.html`, 'utf8');
-  const assets: Record<string, { type: string; body: string }> = {
-    '/': { type: 'text/html; charset=utf-8', body: index },
-    '/app.js': { type: 'text/javascript; charset=utf-8', body: bundle.js },
-    '/app.css': { type: 'text/css; charset=utf-8', body: bundle.css },
-  };
-  const etags = Object.fromEntries(Object.entries(assets).map(([k, v]) => [k, `"${createHash('sha256').update(v.body).digest('hex').slice(0, 32)}"`]));
 
   let allowed = new Set<string>();
   const refuse = (res: express.Response, r: GuardRefusal) => sendError(res, r.status, r.code, r.message);
@@ -82,18 +64,9 @@ export async function startConfigurator(o: ConfiguratorOptions): Promise<Running
     res.locals.session = sessions.find(req.headers.cookie);
     next();
   };
-  app.use('/api', csrfGuard(refuse), findSession, (_req, res, next) => (res.set('cache-control', 'no-store'), next()), apiRoutes(store, ops, sessions));
-  // The page's three files at their exact paths: with Express's default (loose) routing
-  // `/app.js/` and `/APP.JS` matched the route and found no file (a 500); now they are the 404 below.
-  app.set('strict routing', true);
-  app.set('case sensitive routing', true);
-  app.get(Object.keys(assets), (req, res, next) => {
-    const a = Object.hasOwn(assets, req.path) ? assets[req.path] : undefined;
-    if (!a) return next();
-    res.set({ 'content-type': a.type, 'cache-control': 'no-cache', etag: etags[req.path]! });
-    if (req.headers['if-none-match'] === etags[req.path]) return void res.status(304).end();
-    res.send(a.body);
-  });
+  app.use('/api', pageRequestGuard(refuse), findSession, (_req, res, next) => (res.set('cache-control', 'no-store'), next()), apiRoutes(store, ops, sessions));
+  // The page's three files at their exact paths (`/app.js/` and `/APP.JS` are the 404 below).
+  app.use(pageRoutes(WEB, { page: '/', assets: '/' }));
   // Browsers ask for it on their own; the page has none.
   app.get('/favicon.ico', (_req, res) => void res.status(204).end());
   app.use((_req, res) => sendError(res, 404, 'route_not_found', 'No such page'));

@@ -9,7 +9,7 @@
 // cookie opens nothing, so no other page can fill the table; when log-ins fill it, the next
 // browser's log-in is refused (too_many_sessions) and no live session is pushed out
 // (docs/configurator-security.md).
-import { createHash, randomBytes } from 'node:crypto';
+import { isSecret, newSecret, parseCookies, secretDigest, setCookie } from '../../web-common/server/cookies.ts';
 import { ConfiguratorError } from './errors.ts';
 
 /**
@@ -17,8 +17,6 @@ import { ConfiguratorError } from './errors.ts';
  * on one machine (two sites) do not overwrite each other's session.
  */
 export const sessionCookieName = (port: number) => `fleet_configurator_${port}`;
-const COOKIE_VALUE = /^[0-9a-f]{64}$/;
-const COOKIE_ATTRIBUTES = 'HttpOnly; SameSite=Strict; Path=/';
 
 export interface Session {
   /** Controller id -> visual-token. */
@@ -35,8 +33,6 @@ export interface SessionLimits {
 
 export const SESSION_LIMITS: SessionLimits = { maxSessions: 32, idleMs: 12 * 3_600_000 };
 
-const digest = (value: string) => createHash('sha256').update(value).digest('hex');
-
 export class Sessions {
   private readonly byDigest = new Map<string, Session>();
 
@@ -52,8 +48,8 @@ export class Sessions {
   find(cookieHeader: string | undefined): Session | undefined {
     const now = this.now();
     this.expire(now);
-    const value = cookieValue(cookieHeader, this.cookieName);
-    const known = value ? this.byDigest.get(digest(value)) : undefined;
+    const value = parseCookies(cookieHeader).get(this.cookieName);
+    const known = value !== undefined && isSecret(value) ? this.byDigest.get(secretDigest(value)) : undefined;
     if (known) known.lastSeenMs = now;
     return known;
   }
@@ -80,9 +76,9 @@ export class Sessions {
       return undefined;
     }
     this.checkRoom();
-    const fresh = randomBytes(32).toString('hex');
-    this.byDigest.set(digest(fresh), { tokens: new Map([[controllerId, token]]), lastSeenMs: this.now() });
-    return `${this.cookieName}=${fresh}; ${COOKIE_ATTRIBUTES}`;
+    const fresh = newSecret();
+    this.byDigest.set(secretDigest(fresh), { tokens: new Map([[controllerId, token]]), lastSeenMs: this.now() });
+    return setCookie(this.cookieName, fresh);
   }
 
   /** Forgets a session's token for a controller; a session left with none ends (the Set-Cookie that clears it). */
@@ -91,7 +87,7 @@ export class Sessions {
     session.tokens.delete(controllerId);
     if (session.tokens.size > 0) return undefined;
     this.expire(this.now());
-    return `${this.cookieName}=; ${COOKIE_ATTRIBUTES}; Max-Age=0`;
+    return setCookie(this.cookieName, '', { maxAgeSeconds: 0 });
   }
 
   /** Forgets every token for a controller (removed from the site, or moved to another address). */
@@ -108,12 +104,4 @@ export class Sessions {
   private expire(now: number): void {
     for (const [k, s] of this.byDigest) if (s.tokens.size === 0 || now - s.lastSeenMs > this.limits.idleMs) this.byDigest.delete(k);
   }
-}
-
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const [k, v] = part.trim().split('=', 2);
-    if (k === name && v !== undefined && COOKIE_VALUE.test(v)) return v;
-  }
-  return undefined;
 }

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTokenVerifier, mintToken } from '../../cloud/auth/jwt.ts';
-import { MAX_SESSION_SECONDS } from '../../cloud/console/session.ts';
+import { MAX_SESSION_SECONDS } from '../../cloud/console/server/session.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
 import { openssl } from '../helpers/openssl.ts';

@@ -13,14 +13,14 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../cloud/auth/jwt.ts';
-import { buildConsole } from '../../cloud/console/build.ts';
-import { PAGE_CSP } from '../../cloud/web/security-headers.ts';
 import { publicKeyDigest, signImage } from '../../firmware/image/secure-boot.ts';
+import { PAGE_CSP } from '../../web-common/server/security-headers.ts';
 import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
 import { appImage } from '../helpers/images.ts';
 
 const SHOTS = new URL('../../reports/console/', import.meta.url).pathname;
-const SOURCES = new URL('../../cloud/console/src/', import.meta.url).pathname;
+/** The console's code: its own, and the web kit's browser half that it uses. */
+const SOURCES = ['../../cloud/console/web/src/', '../../web-common/browser/'].map((p) => new URL(p, import.meta.url).pathname);
 const XSS_LABEL = '<img src=x onerror="window.__xss=1">Hall <b>lights</b>';
 const XSS_SUBJECT = '<script>window.__xss=2</script>ops-alice';
 const TRACK = '/admin/firmware/ctl-s3/0x00c0ffee/ctl-s3';
@@ -51,8 +51,7 @@ async function login(subject = 'test'): Promise<string> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleet-console-'));
   mkdirSync(SHOTS, { recursive: true });
-  await buildConsole(join(dir, 'dist'));
-  cloud = await startTestCloud({ env: { CONSOLE_DIR: join(dir, 'dist'), APPCONFIG_DEPLOY_SECONDS: '0' } });
+  cloud = await startTestCloud({ env: { APPCONFIG_DEPLOY_SECONDS: '0' } });
   // The fleet the pages show: a hosted release (signed) with a staged rollout, devices (one whose label holds HTML).
   await cloud.admin('PUT', `${TRACK}/2026.01.01`, { url: 'https://cdn.example/2026.01.01.bin', size: 1000, sha256: 'ab'.repeat(32) });
   const signingKey = generateKeyPairSync('rsa', { modulusLength: 3072 }).privateKey;
@@ -114,9 +113,11 @@ describe('the operator console', () => {
     expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(js.headers.get('content-security-policy')).toBe(PAGE_CSP);
     // The console's own code never writes markup (Preact's renderer supports it; the console never asks).
-    for (const file of readdirSync(SOURCES, { recursive: true }) as string[]) {
-      if (!/\.tsx?$/.test(file)) continue;
-      expect(/dangerouslySetInnerHTML|innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(readFileSync(join(SOURCES, file), 'utf8')), file).toBe(false);
+    for (const dir of SOURCES) {
+      for (const file of readdirSync(dir, { recursive: true }) as string[]) {
+        if (!/\.tsx?$/.test(file)) continue;
+        expect(/dangerouslySetInnerHTML|innerHTML|outerHTML|insertAdjacentHTML|document\.write/.test(readFileSync(join(dir, file), 'utf8')), file).toBe(false);
+      }
     }
     await page.goto(`${cloud.url}/console`);
     await page.getByLabel('Super-user token (JWT)').waitFor();

@@ -78,7 +78,7 @@ afterAll(async () => {
 describe('the configurator page\'s defences', () => {
   it('serves a CSP that allows only its own script and style and no framing, nosniff, and no inline script', async () => {
     const res = await fetch(bench.configurator.url);
-    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    expect(res.headers.get('content-security-policy')).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('x-frame-options')).toBe('DENY');
     const html = await res.text();

@@ -64,7 +64,7 @@ describe('what opens a session', () => {
     expect(running.sessions.size).toBe(0);
     const login = await installer.logIn(hallId);
     expect(login).toMatchObject({ status: 200, json: { expires_in: 1800 } });
-    expect(login.setCookie).toMatch(new RegExp(`^fleet_configurator_${new URL(running.url).port}=[0-9a-f]{64}; HttpOnly; SameSite=Strict; Path=/$`));
+    expect(login.setCookie).toMatch(new RegExp(`^fleet_configurator_${new URL(running.url).port}=[A-Za-z0-9_-]{43}; Path=/; HttpOnly; SameSite=Strict$`));
     expect(running.sessions.size).toBe(1);
     expect(await installer.loggedIn(hallId)).toBe(true);
   });
@@ -121,7 +121,7 @@ describe('what opens a session', () => {
     // A browser that logs out of its only controller ends its session (its cookie is cleared): room for one more.
     const out = await others[0]!.call('POST', `/api/controllers/${hallId}/logout`);
     expect(out.status).toBe(204);
-    expect(out.setCookie).toMatch(/^fleet_configurator_\d+=; HttpOnly; SameSite=Strict; Path=\/; Max-Age=0$/);
+    expect(out.setCookie).toMatch(/^fleet_configurator_\d+=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0$/);
     expect(running.sessions.size).toBe(SESSION_LIMITS.maxSessions - 1);
     expect((await late.logIn(hallId)).status).toBe(200);
     expect(await late.loggedIn(hallId)).toBe(true);
@@ -171,6 +171,6 @@ describe('the session table', () => {
     now = 1_601;
     expect(table.find(first)).toBeUndefined();
     expect(table.size).toBe(0);
-    expect(table.keepToken(undefined, 1, 'cc'.repeat(16))).toMatch(/^fleet_configurator_0=[0-9a-f]{64}; HttpOnly; SameSite=Strict; Path=\/$/);
+    expect(table.keepToken(undefined, 1, 'cc'.repeat(16))).toMatch(/^fleet_configurator_0=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/);
   });
 });

@@ -50,17 +50,6 @@ export interface CloudFuzzOptions {
   onProgress?: (done: number, total: number, report: FuzzReport) => void;
 }
 
-/** A 5xx that says how the cloud is deployed, not that it failed: a cloud fuzzed by --url may not have built its console. */
-const DEPLOYMENT_5XX = new Set(['console_not_built']);
-
-function deployment5xx(res: RawResponse): boolean {
-  try {
-    return res.status === 503 && DEPLOYMENT_5XX.has((JSON.parse(res.body.toString('utf8')) as { error?: string }).error ?? '');
-  } catch {
-    return false;
-  }
-}
-
 function classOf(status: number | undefined): string {
   return status === undefined ? 'none' : `${Math.floor(status / 100)}xx`;
 }
@@ -94,7 +83,7 @@ export async function runCloudFuzz(opts: CloudFuzzOptions): Promise<FuzzReport> 
       result.responses.forEach((res, i) => {
         report.byStatusClass[classOf(res.status)] = (report.byStatusClass[classOf(res.status)] ?? 0) + 1;
         report.byStatus[res.status] = (report.byStatus[res.status] ?? 0) + 1;
-        const problem = deployment5xx(res) ? undefined : errorShapeProblem(res, c.methods[i] ?? c.methods[0] ?? 'GET');
+        const problem = errorShapeProblem(res, c.methods[i] ?? c.methods[0] ?? 'GET');
         if (problem) fail(c, problem);
       });
       if (report.requests % 250 === 0) opts.onProgress?.(report.requests, opts.requests, report);

@@ -1,12 +1,10 @@
-// A cloud to fuzz, in-process: SQLite in a temporary folder (or the DATABASE_URL given), a stand-in
-// console so that the console's routes answer, logs counted.
+// A cloud to fuzz, in-process: SQLite in a temporary folder (or the DATABASE_URL given), logs counted.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mintToken } from '../../../cloud/auth/jwt.ts';
 import { loadConfig } from '../../../cloud/config.ts';
-import { CONSOLE_FILES } from '../../../cloud/console/routes.ts';
 import type { LogRecord } from '../../../cloud/logging.ts';
 import { startCloudServer, type RunningCloud } from '../../../cloud/server.ts';
 
@@ -25,9 +23,6 @@ export interface FuzzCloud {
 
 export async function startFuzzCloud(opts: { env?: Record<string, string> } = {}): Promise<FuzzCloud> {
   const dir = mkdtempSync(join(tmpdir(), 'cloud-fuzz-'));
-  const consoleDir = join(dir, 'console');
-  mkdirSync(consoleDir);
-  for (const entry of CONSOLE_FILES) writeFileSync(join(consoleDir, entry.file), `/* fuzz stand-in for ${entry.path} */\n`);
   const secret = createHash('sha256').update(dir).digest('hex');
   const config = loadConfig({
     PORT: '0',
@@ -36,7 +31,6 @@ export async function startFuzzCloud(opts: { env?: Record<string, string> } = {}
     JWT_SECRET: secret,
     APPCONFIG_DEPLOY_SECONDS: '1',
     APPCONFIG_REFRESH_MS: '1000',
-    CONSOLE_DIR: consoleDir,
     ...opts.env,
   });
   const logCounts: Record<string, number> = {};

@@ -2,28 +2,22 @@
 // configured), checked by the cloud with the admin API's rules and exchanged for a session the cloud
 // keeps; the browser holds only the session's id, in an HttpOnly cookie, and the token is forgotten.
 import { useState } from 'preact/hooks';
-import { api, setCsrfToken } from '../api.ts';
+import { useAction } from '../../../../../web-common/browser/hooks.ts';
+import { api, describeError, setCsrfToken } from '../api.ts';
 import type { Session } from '../types.ts';
 import { ErrorLine } from '../ui.tsx';
 
 export function Login({ onLogin }: { onLogin: (s: Session) => void }) {
   const [token, setToken] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const action = useAction(describeError);
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const session = await api<Session>('POST', '/console/session', { token: token.trim() });
+    void action.run(async () => {
+      const session = await api<Session>('POST', '/console/session', { body: { token: token.trim() }, success: 201 });
       setToken('');
       setCsrfToken(session.csrf_token);
       onLogin(session);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <main class="login">
@@ -34,10 +28,10 @@ export function Login({ onLogin }: { onLogin: (s: Session) => void }) {
         <p class="hint">
           From <code>npx fleet token</code>, or your identity provider. The cloud checks it and opens a session, which ends when the token expires or when you log out; this browser keeps only the session's id, never the token.
         </p>
-        <button type="submit" disabled={busy || token.trim() === ''}>
+        <button type="submit" disabled={action.busy || token.trim() === ''}>
           Log in
         </button>
-        <ErrorLine error={error} />
+        <ErrorLine error={action.outcome?.text} />
       </form>
     </main>
   );

@@ -3,7 +3,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { AuditEntry } from '../types.ts';
-import { ErrorLine, Section, useLoad, when } from '../ui.tsx';
+import { useLoad } from '../../../../../web-common/browser/hooks.ts';
+import { ErrorLine, Section, when } from '../ui.tsx';
 
 export function Audit() {
   const [before, setBefore] = useState<number | null>(null);

@@ -8,24 +8,36 @@
 // (a cross-site form cannot), the token must be this session's, and the request must come from the
 // console's own origin (Origin, Sec-Fetch-Site); it is then checked by the admin API exactly as a
 // bearer request is.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { SuperUser, TokenVerifier } from '../auth/jwt.ts';
-import { ApiError } from '../errors.ts';
-import { route, sendJson } from '../http.ts';
-import { requireJsonBody } from '../json-body.ts';
-import { ConsoleLogin } from '../schema/api.ts';
-import { checked, checker } from '../schema/request.ts';
-import type { CloudStore, ConsoleSessionRecord } from '../store/types.ts';
-import { cookieNames, parseCookies, setCookie, type ConsoleCookieNames } from './cookies.ts';
+import { isSecret, newSecret, parseCookies, sameSecret, secretDigest, setCookie } from '../../../web-common/server/cookies.ts';
+import { foreignSender } from '../../../web-common/server/request-guard.ts';
+import type { SuperUser, TokenVerifier } from '../../auth/jwt.ts';
+import { ApiError } from '../../errors.ts';
+import { route, sendJson } from '../../http.ts';
+import { requireJsonBody } from '../../json-body.ts';
+import { ConsoleLogin } from '../../schema/api.ts';
+import { checked, checker } from '../../schema/request.ts';
+import type { CloudStore, ConsoleSessionRecord } from '../../store/types.ts';
 
 export const CSRF_HEADER = 'x-csrf-token';
 /** A session never outlives its token, nor this. */
 export const MAX_SESSION_SECONDS = 8 * 3600;
-/** Random bytes of a session id and of a CSRF token; base64url in the cookie, 43 characters. */
-const SECRET_BYTES = 32;
-const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 const SAFE = new Set(['GET', 'HEAD']);
+
+/**
+ * The console's two cookies. Over https both names carry the `__Host-` prefix: a browser then accepts
+ * them only with Secure, Path=/ and no Domain, so no other host name (a sibling subdomain, a plain-http
+ * page) can set or shadow them. Cookies are not scoped by port: every service on the same host name
+ * receives them, which is why the session cookie holds only an opaque id that means something to this
+ * cloud's store alone, never a token another service would accept.
+ */
+export interface ConsoleCookieNames {
+  session: string;
+  csrf: string;
+}
+
+const PLAIN_COOKIE_NAMES: ConsoleCookieNames = { session: 'fleet_session', csrf: 'fleet_csrf' };
+const HTTPS_COOKIE_NAMES: ConsoleCookieNames = { session: '__Host-fleet_session', csrf: '__Host-fleet_csrf' };
 
 export type SessionUser = SuperUser & { via: 'api' | 'console' };
 
@@ -36,14 +48,6 @@ export interface ConsoleSessionOptions {
   /** The token claim that lists the groups, and the super users' group (JWT_GROUPS_CLAIM, JWT_SUPERUSER_GROUP). */
   groupsClaim: string;
   superuserGroup: string;
-}
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-
-function sameBytes(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /**
@@ -63,7 +67,7 @@ export class ConsoleSessions {
 
   /** The cookie names for this request's scheme (`__Host-` over https): the only ones set and read. */
   names(req: Request): ConsoleCookieNames {
-    return cookieNames(this.https(req));
+    return this.https(req) ? HTTPS_COOKIE_NAMES : PLAIN_COOKIE_NAMES;
   }
 
   /**
@@ -74,13 +78,13 @@ export class ConsoleSessions {
     const now = this.o.now();
     const exp = typeof user.claims.exp === 'number' ? user.claims.exp * 1000 : Infinity;
     const groups = user.claims[this.o.groupsClaim];
-    const id = randomBytes(SECRET_BYTES).toString('base64url');
-    const csrf = randomBytes(SECRET_BYTES).toString('base64url');
+    const id = newSecret();
+    const csrf = newSecret();
     const session: ConsoleSessionRecord = {
-      idHash: sha256(id),
+      idHash: secretDigest(id),
       subject: user.subject ?? null,
       groups: Array.isArray(groups) ? groups.filter((g): g is string => typeof g === 'string') : [],
-      csrfHash: sha256(csrf),
+      csrfHash: secretDigest(csrf),
       createdAt: new Date(now).toISOString(),
       expiresAtMs: Math.min(exp, now + MAX_SESSION_SECONDS * 1000),
     };
@@ -92,8 +96,8 @@ export class ConsoleSessions {
 
   /** The live session a cookie value names; null when it names none (unknown, ended, expired, not an id). */
   async lookup(id: string): Promise<ConsoleSessionRecord | null> {
-    if (!SESSION_ID.test(id)) return null;
-    return this.store.getConsoleSession(sha256(id), this.o.now());
+    if (!isSecret(id)) return null;
+    return this.store.getConsoleSession(secretDigest(id), this.o.now());
   }
 
   /** As lookup, refusing with 401 session_expired. */
@@ -105,7 +109,7 @@ export class ConsoleSessions {
 
   /** Deletes the session a cookie value names, live or expired: from now on every instance refuses it. */
   async end(id: string): Promise<void> {
-    if (SESSION_ID.test(id)) await this.store.deleteConsoleSession(sha256(id));
+    if (isSecret(id)) await this.store.deleteConsoleSession(secretDigest(id));
   }
 
   /** Who a session is (the audit log's actor), as a verified token would say it. */
@@ -121,26 +125,24 @@ export class ConsoleSessions {
   }
 }
 
-/** The origin the console is served from, as this request reached it. */
-function ownOrigin(req: Request): string {
-  return `${req.protocol}://${req.headers.host ?? ''}`;
-}
-
 /** For a cookie-authenticated request that changes something: the CSRF token, and a same-origin sender. */
 function checkCsrf(req: Request, expected: string | undefined): void {
   const sent = req.headers[CSRF_HEADER];
-  if (!expected || typeof sent !== 'string' || !sameBytes(sent, expected)) {
+  if (!expected || typeof sent !== 'string' || !sameSecret(sent, expected)) {
     throw new ApiError('csrf_check_failed', { header: CSRF_HEADER });
   }
-  const origin = req.headers.origin;
-  if (origin !== undefined && origin !== ownOrigin(req)) throw new ApiError('csrf_check_failed', { origin: origin.slice(0, 200) }, `A console request must come from the console's own origin, not ${origin.slice(0, 200)}`);
-  const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin') throw new ApiError('csrf_check_failed', { sec_fetch_site: String(site).slice(0, 32) }, `A console request must be same-origin (Sec-Fetch-Site: ${String(site).slice(0, 32)})`);
+  const foreign = foreignSender(req);
+  if (foreign?.header === 'origin') throw foreignOrigin('request', foreign.value);
+  if (foreign) throw new ApiError('csrf_check_failed', { sec_fetch_site: foreign.value.slice(0, 32) }, `A console request must be same-origin (Sec-Fetch-Site: ${foreign.value.slice(0, 32)})`);
+}
+
+function foreignOrigin(what: 'request' | 'log-in', origin: string): ApiError {
+  return new ApiError('csrf_check_failed', { origin: origin.slice(0, 200) }, `A console ${what} must come from the console's own origin, not ${origin.slice(0, 200)}`);
 }
 
 /** After checkCsrf: the token sent is the one this session was opened with. */
 function checkSessionCsrf(req: Request, session: ConsoleSessionRecord): void {
-  if (!sameBytes(sha256(String(req.headers[CSRF_HEADER])), session.csrfHash)) {
+  if (!sameSecret(secretDigest(String(req.headers[CSRF_HEADER])), session.csrfHash)) {
     throw new ApiError('csrf_check_failed', { header: CSRF_HEADER }, "The CSRF token is not this console session's");
   }
 }
@@ -185,8 +187,8 @@ export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions):
     '/console/session',
     route(async (req, res) => {
       // A log-in from another origin is refused too (nobody logs a browser into someone else's session).
-      const origin = req.headers.origin;
-      if (origin !== undefined && origin !== ownOrigin(req)) throw new ApiError('csrf_check_failed', { origin: origin.slice(0, 200) }, `A console log-in must come from the console's own origin, not ${origin.slice(0, 200)}`);
+      const foreign = foreignSender(req);
+      if (foreign?.header === 'origin') throw foreignOrigin('log-in', foreign.value);
       const { token } = checked(checkLogin, requireJsonBody(req), 'invalid_body');
       const user = await verify(`Bearer ${token}`);
       const names = sessions.names(req);
@@ -196,7 +198,7 @@ export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions):
       const previous = parseCookies(req.headers.cookie).get(names.session);
       if (previous !== undefined) await sessions.end(previous);
       const https = sessions.https(req);
-      res.setHeader('set-cookie', [setCookie(names.session, id, maxAgeSeconds, https), setCookie(names.csrf, csrf, maxAgeSeconds, https)]);
+      res.setHeader('set-cookie', [setCookie(names.session, id, { maxAgeSeconds, https }), setCookie(names.csrf, csrf, { maxAgeSeconds, https })]);
       answer(res, session, csrf, 201);
     }),
   );
@@ -210,7 +212,7 @@ export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions):
       const csrf = cookies.get(names.csrf);
       if (id === undefined || csrf === undefined) throw new ApiError('missing_token', undefined, 'No console session: log in');
       const session = await sessions.find(id);
-      if (!sameBytes(sha256(csrf), session.csrfHash)) throw new ApiError('session_expired', undefined, "The CSRF cookie is not this console session's: log in again");
+      if (!sameSecret(secretDigest(csrf), session.csrfHash)) throw new ApiError('session_expired', undefined, "The CSRF cookie is not this console session's: log in again");
       sessions.authorize(session);
       answer(res, session, csrf, 200);
     }),
@@ -234,7 +236,7 @@ export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions):
         await sessions.end(id);
       }
       const https = sessions.https(req);
-      res.setHeader('set-cookie', [setCookie(names.session, '', 0, https), setCookie(names.csrf, '', 0, https)]);
+      res.setHeader('set-cookie', [setCookie(names.session, '', { maxAgeSeconds: 0, https }), setCookie(names.csrf, '', { maxAgeSeconds: 0, https })]);
       res.status(204).end();
     }),
   );

@@ -2,6 +2,7 @@
 // action. Preact renders every value as text.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { useHash } from '../../../../web-common/browser/hooks.ts';
 import { api, setCsrfToken, whenUnauthorized } from './api.ts';
 import { AppConfig } from './pages/appconfig.tsx';
 import { Audit } from './pages/audit.tsx';
@@ -10,6 +11,7 @@ import { Login } from './pages/login.tsx';
 import { Releases } from './pages/releases.tsx';
 import type { Session } from './types.ts';
 import { ErrorLine } from './ui.tsx';
+import './styles.css';
 
 const PAGES = [
   { hash: '#/releases', title: 'Releases', Page: Releases },
@@ -17,16 +19,6 @@ const PAGES = [
   { hash: '#/appconfig', title: 'Appconfig', Page: AppConfig },
   { hash: '#/audit', title: 'Audit log', Page: Audit },
 ] as const;
-
-function useHash(): string {
-  const [hash, setHash] = useState(location.hash);
-  useEffect(() => {
-    const on = () => setHash(location.hash);
-    addEventListener('hashchange', on);
-    return () => removeEventListener('hashchange', on);
-  }, []);
-  return hash;
-}
 
 function App() {
   // undefined while asking whether a session is open (after a reload), null when logged out.
@@ -51,7 +43,7 @@ function App() {
   const page = PAGES.find((p) => p.hash === hash) ?? PAGES[0];
   const logout = async () => {
     try {
-      await api('DELETE', '/console/session');
+      await api('DELETE', '/console/session', { success: 204 });
       setCsrfToken(null);
       setSession(null);
     } catch (e) {

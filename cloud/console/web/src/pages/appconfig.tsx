@@ -3,7 +3,8 @@
 import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
 import type { FunctionConfig } from '../types.ts';
-import { Action, ErrorLine, Section, useLoad, when } from '../ui.tsx';
+import { useLoad } from '../../../../../web-common/browser/hooks.ts';
+import { Action, ErrorLine, Section, when } from '../ui.tsx';
 
 const LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'];
 
@@ -25,8 +26,8 @@ function Row({ f, reload }: { f: FunctionConfig; reload: () => void }) {
             </option>
           ))}
         </select>{' '}
-        <Action label="Stage" run={() => api('PATCH', apiPath('appconfig', f.function_name), { logging: level }).then(reload)} />{' '}
-        <Action label="Deploy" disabled={!stagedNewer} run={() => api('POST', apiPath('appconfig', f.function_name, 'deploy')).then(reload)} />
+        <Action label="Stage" run={() => api('PATCH', apiPath('appconfig', f.function_name), { body: { logging: level } }).then(reload)} />{' '}
+        <Action label="Deploy" disabled={!stagedNewer} run={() => api('POST', apiPath('appconfig', f.function_name, 'deploy'), { success: 202 }).then(reload)} />
       </td>
     </tr>
   );

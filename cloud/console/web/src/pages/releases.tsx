@@ -3,7 +3,8 @@
 import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
 import type { Release, Rollout, Track } from '../types.ts';
-import { Action, ErrorLine, Section, useLoad, when } from '../ui.tsx';
+import { useLoad } from '../../../../../web-common/browser/hooks.ts';
+import { Action, ErrorLine, Section, when } from '../ui.tsx';
 
 const trackKey = (t: Track) => `${t.class}/${t.product_hex}/${t.application}`;
 
@@ -33,9 +34,9 @@ function RolloutCell({ track, release, reload }: { track: Track; release: Releas
         <label>
           Percent <input type="number" min={0} max={100} value={percent} onInput={(e) => setPercent((e.target as HTMLInputElement).value)} aria-label={`rollout percentage of ${release.version}`} />
         </label>
-        <Action label="Set" disabled={percent === ''} run={act(() => api('PUT', base, { percent: Number(percent) }).then(() => setPercent('')))} />
+        <Action label="Set" disabled={percent === ''} run={act(() => api('PUT', base, { body: { percent: Number(percent) }, success: [200, 201] }).then(() => setPercent('')))} />
         {r.state === 'active' ? <Action label="Pause" run={act(() => api('POST', `${base}/pause`))} /> : <Action label="Resume" run={act(() => api('POST', `${base}/resume`))} />}
-        <Action label="End rollout" confirm="Release to every device?" run={act(() => api('DELETE', base))} />
+        <Action label="End rollout" confirm="Release to every device?" run={act(() => api('DELETE', base, { success: 204 }))} />
       </form>
     </div>
   );

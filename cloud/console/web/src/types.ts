@@ -9,7 +9,7 @@ import type {
   Release as ReleaseShape,
   Rollout as RolloutShape,
   TrackList,
-} from '../../schema/api.ts';
+} from '../../../schema/api.ts';
 
 export type Session = Static<typeof ConsoleSession>;
 export type Track = Static<typeof TrackList>['tracks'][number];

@@ -4,7 +4,8 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { Device } from '../types.ts';
-import { ErrorLine, Section, useLoad, when } from '../ui.tsx';
+import { useLoad } from '../../../../../web-common/browser/hooks.ts';
+import { ErrorLine, Section, when } from '../ui.tsx';
 
 interface Filters {
   search: string;
