@@ -9,6 +9,7 @@ import { base64Decode, concatBytes, hexEncode, utf8Decode, utf8Encode } from '..
 import { writeCloudConfig } from '../src/core/cloud/config.ts';
 import { deriveBackupKey } from '../src/core/crypto/device-keys.ts';
 import { decryptFfce, encryptFfce } from '../src/core/crypto/ffce.ts';
+import { unquoteEtag } from '../src/core/http/etag.ts';
 import { bytesReader } from '../src/core/http/respond.ts';
 import { createPureJsCrypto } from '../src/core/crypto/pure.ts';
 import { seededRandom } from '../src/platform/memory/board.ts';
@@ -51,8 +52,8 @@ function fakeCloud() {
     const uuid = decodeURIComponent(/\/devices\/([^/]+)\/backup$/.exec(r.url)?.[1] ?? '');
     const stored = blobs.get(uuid);
     if (r.method === 'POST') {
-      const etag = r.headers.etag?.replace(/"/g, '') ?? null;
-      if (etag && stored?.etag === etag && r.headers['if-none-match']?.replace(/"/g, '') === etag) return { status: 304, headers: {}, body: bytesReader(new Uint8Array(0)) };
+      const etag = unquoteEtag(r.headers.etag);
+      if (etag && stored?.etag === etag && unquoteEtag(r.headers['if-none-match']) === etag) return { status: 304, headers: {}, body: bytesReader(new Uint8Array(0)) };
       blobs.set(uuid, { blob: body, etag });
       return json(200, { message: 'Backup stored', last_backup_date: '2026-11-21T12:00:00.000Z' });
     }

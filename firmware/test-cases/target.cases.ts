@@ -6,6 +6,7 @@ import { decryptFfce } from '../src/core/crypto/ffce.ts';
 import { jsonResponse } from '../src/core/http/respond.ts';
 import { controllerConfiguration, eventLogPage, PROVISIONING_INCOMPLETE_PATH, wrapWords } from '../src/core/provisioning/target.ts';
 import { Device } from '../src/core/device.ts';
+import { MAC_FIELD } from '../src/core/records.ts';
 import { createMemoryBoard } from '../src/platform/memory/board.ts';
 import { equal, deepEqual, ok, type TestCase } from './assert.ts';
 import { bench, board, call, clientConfig, login, seedSource, type Bench, type TestBoard } from './fixtures.ts';
@@ -71,7 +72,7 @@ export const targetCases: TestCase[] = [
           equal(blob.slice(0, 4).join(','), '70,70,67,69', `${path}: FFCE framing at rest`);
           const plain = utf8Decode(decryptFfce(target.hal.crypto, targetKey, blob));
           equal(plain, source.device.records.getText(kind, uuid), `${path}: decrypts with the target's key to the source's record`);
-          ok(!latin1(blob).includes(String(JSON.parse(plain)[kind === 'clients' ? 'mac' : 'ethernet_mac'])), `${path}: no plaintext MAC in the file`);
+          ok(!latin1(blob).includes(String(JSON.parse(plain)[MAC_FIELD[kind]])), `${path}: no plaintext MAC in the file`);
           for (const [name, key] of [['an all-zero key', new Uint8Array(32)], ["the source's key", sourceKey]] as const) {
             let opened = true;
             try {

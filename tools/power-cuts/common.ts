@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { EVENT_LOG_FOLDER, HEALTH_FOLDER } from '../../firmware/src/core/flash.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { API_PATHS, recordPath, recordsPath } from '../../firmware/src/core/api-paths.ts';
+import { MAC_FIELD } from '../../firmware/src/core/records.ts';
 
 export type Kind = 'controllers' | 'clients';
 export const KINDS: readonly Kind[] = ['controllers', 'clients'];
@@ -134,7 +135,7 @@ export async function checkRecovered(b: BoardAccess, old: FlashState, neu: Flash
       if (is !== was && is !== will) problems.push(`${kind}/${uuid} is neither old (${show(was)}) nor new (${show(will)}): ${show(is)}`);
     }
     for (const json of Object.values(now.records[kind])) {
-      const mac = (JSON.parse(json) as Record<string, unknown>)[kind === 'clients' ? 'mac' : 'ethernet_mac'];
+      const mac = (JSON.parse(json) as Record<string, unknown>)[MAC_FIELD[kind]];
       if (typeof mac === 'string') macs.add(mac.toUpperCase());
     }
   }
