@@ -112,6 +112,8 @@ describe('the operator console', () => {
     const js = await fetch(`${cloud.url}/console/app.js`);
     expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     expect(js.headers.get('content-security-policy')).toBe(PAGE_CSP);
+    const unchanged = await fetch(`${cloud.url}/console/app.js`, { headers: { 'if-none-match': js.headers.get('etag') ?? '', 'cache-control': 'max-age=0' } });
+    expect(unchanged.status).toBe(304);
     // The console's own code never writes markup (Preact's renderer supports it; the console never asks).
     for (const dir of SOURCES) {
       for (const file of readdirSync(dir, { recursive: true }) as string[]) {

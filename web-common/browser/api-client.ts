@@ -48,6 +48,16 @@ export interface ApiClient {
 
 const listed = (statuses: readonly number[]) => statuses.join(' or ');
 
+/** An answer's body as JSON; undefined when it is empty or not JSON. */
+function jsonOf(text: string): any {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export function apiClient(o: ApiClientOptions): ApiClient {
   const send = async (method: string, path: string, init: { body?: string; json: boolean }): Promise<Response> => {
     try {
@@ -68,13 +78,7 @@ export function apiClient(o: ApiClientOptions): ApiClient {
       const success: readonly number[] = typeof call.success === 'number' ? [call.success] : (call.success ?? [200]);
       const body = call.raw ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
       const res = await send(method, path, { body, json: body !== undefined });
-      const text = await res.text();
-      let json: any;
-      try {
-        json = text ? JSON.parse(text) : undefined;
-      } catch {
-        json = undefined;
-      }
+      const json = jsonOf(await res.text());
       const said = typeof json?.error === 'string' && typeof json?.message === 'string';
       if (success.includes(res.status) && (res.status === 204 || (json !== undefined && !said))) return json as T;
       if (res.status === 401) o.onUnauthorized?.(path);

@@ -70,6 +70,20 @@ export class ConsoleSessions {
     return this.https(req) ? HTTPS_COOKIE_NAMES : PLAIN_COOKIE_NAMES;
   }
 
+  /** The session id and the CSRF token this request's cookies hold, under its scheme's names. */
+  sent(req: Request): { id: string | undefined; csrf: string | undefined } {
+    const names = this.names(req);
+    const cookies = parseCookies(req.headers.cookie);
+    return { id: cookies.get(names.session), csrf: cookies.get(names.csrf) };
+  }
+
+  /** Sets both cookies for `maxAgeSeconds` (0: clears them). */
+  setCookies(req: Request, res: Response, id: string, csrf: string, maxAgeSeconds: number): void {
+    const names = this.names(req);
+    const https = this.https(req);
+    res.setHeader('set-cookie', [setCookie(names.session, id, { maxAgeSeconds, https }), setCookie(names.csrf, csrf, { maxAgeSeconds, https })]);
+  }
+
   /**
    * A new session for a verified super user, until the token's `exp` and at most MAX_SESSION_SECONDS;
    * `maxAgeSeconds` is its lifetime from the same instant (whole seconds, at least 1), for the cookies.
@@ -157,12 +171,11 @@ export function superUserOrSession(verify: TokenVerifier, sessions: ConsoleSessi
   return (req, res, next) => {
     if (res.locals.superUser) return next();
     const run = async (): Promise<SessionUser> => {
-      const names = sessions.names(req);
-      const cookies = parseCookies(req.headers.cookie);
-      const id = req.headers.authorization === undefined ? cookies.get(names.session) : undefined;
+      const sent = sessions.sent(req);
+      const id = req.headers.authorization === undefined ? sent.id : undefined;
       if (id === undefined) return { ...(await verify(req.headers.authorization)), via: 'api' };
       const changes = !SAFE.has(req.method);
-      if (changes) checkCsrf(req, cookies.get(names.csrf));
+      if (changes) checkCsrf(req, sent.csrf);
       const session = await sessions.find(id);
       if (changes) checkSessionCsrf(req, session);
       return sessions.authorize(session);
@@ -191,14 +204,12 @@ export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions):
       if (foreign?.header === 'origin') throw foreignOrigin('log-in', foreign.value);
       const { token } = checked(checkLogin, requireJsonBody(req), 'invalid_body');
       const user = await verify(`Bearer ${token}`);
-      const names = sessions.names(req);
       const { id, csrf, session, maxAgeSeconds } = await sessions.open(user);
       res.locals.superUser = { ...user, via: 'console' } satisfies SessionUser;
       // The browser's earlier session, if it sent one, is replaced: ended, not left alive unreachable.
-      const previous = parseCookies(req.headers.cookie).get(names.session);
+      const previous = sessions.sent(req).id;
       if (previous !== undefined) await sessions.end(previous);
-      const https = sessions.https(req);
-      res.setHeader('set-cookie', [setCookie(names.session, id, { maxAgeSeconds, https }), setCookie(names.csrf, csrf, { maxAgeSeconds, https })]);
+      sessions.setCookies(req, res, id, csrf, maxAgeSeconds);
       answer(res, session, csrf, 201);
     }),
   );
@@ -206,10 +217,7 @@ export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions):
   router.get(
     '/console/session',
     route(async (req, res) => {
-      const names = sessions.names(req);
-      const cookies = parseCookies(req.headers.cookie);
-      const id = cookies.get(names.session);
-      const csrf = cookies.get(names.csrf);
+      const { id, csrf } = sessions.sent(req);
       if (id === undefined || csrf === undefined) throw new ApiError('missing_token', undefined, 'No console session: log in');
       const session = await sessions.find(id);
       if (!sameSecret(secretDigest(csrf), session.csrfHash)) throw new ApiError('session_expired', undefined, "The CSRF cookie is not this console session's: log in again");
@@ -221,11 +229,9 @@ export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions):
   router.delete(
     '/console/session',
     route(async (req, res) => {
-      const names = sessions.names(req);
-      const cookies = parseCookies(req.headers.cookie);
+      const { id, csrf } = sessions.sent(req);
       // A log-out is a change too: only the console itself may ask for it.
-      checkCsrf(req, cookies.get(names.csrf));
-      const id = cookies.get(names.session);
+      checkCsrf(req, csrf);
       if (id !== undefined) {
         const session = await sessions.lookup(id);
         if (session) {
@@ -235,8 +241,7 @@ export function sessionRoutes(verify: TokenVerifier, sessions: ConsoleSessions):
         // Deleted from the store (an expired one too): every worker and instance refuses it from now on.
         await sessions.end(id);
       }
-      const https = sessions.https(req);
-      res.setHeader('set-cookie', [setCookie(names.session, '', { maxAgeSeconds: 0, https }), setCookie(names.csrf, '', { maxAgeSeconds: 0, https })]);
+      sessions.setCookies(req, res, '', '', 0);
       res.status(204).end();
     }),
   );

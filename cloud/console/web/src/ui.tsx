@@ -47,3 +47,19 @@ export function Section({ title, children }: { title: string; children: Componen
     </section>
   );
 }
+
+/** A table with a header row of `columns`; the children are its rows. */
+export function Table({ columns, children }: { columns: string[]; children: ComponentChildren }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          {columns.map((c, i) => (
+            <th key={i}>{c}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
 import type { FunctionConfig } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
-import { Action, ErrorLine, Section, when } from '../ui.tsx';
+import { Action, ErrorLine, Section, Table, when } from '../ui.tsx';
 
 const LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'];
 
@@ -38,23 +38,11 @@ export function AppConfig() {
   return (
     <Section title="Cloud functions: log levels">
       <ErrorLine error={error} />
-      <table>
-        <thead>
-          <tr>
-            <th>Function</th>
-            <th>Effective</th>
-            <th>Staged</th>
-            <th>Deployed</th>
-            <th>Deployment</th>
-            <th>Change</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(data?.functions ?? []).map((f) => (
-            <Row key={`${f.function_name}/${f.staged?.version ?? 0}/${f.deployed?.version ?? 0}`} f={f} reload={reload} />
-          ))}
-        </tbody>
-      </table>
+      <Table columns={['Function', 'Effective', 'Staged', 'Deployed', 'Deployment', 'Change']}>
+        {(data?.functions ?? []).map((f) => (
+          <Row key={`${f.function_name}/${f.staged?.version ?? 0}/${f.deployed?.version ?? 0}`} f={f} reload={reload} />
+        ))}
+      </Table>
     </Section>
   );
 }

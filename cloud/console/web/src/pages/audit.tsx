@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { AuditEntry } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
-import { ErrorLine, Section, when } from '../ui.tsx';
+import { ErrorLine, Section, Table, when } from '../ui.tsx';
 
 export function Audit() {
   const [before, setBefore] = useState<number | null>(null);
@@ -12,32 +12,20 @@ export function Audit() {
   return (
     <Section title="Audit log">
       <ErrorLine error={error} />
-      <table>
-        <thead>
-          <tr>
-            <th>When</th>
-            <th>Who</th>
-            <th>Via</th>
-            <th>Action</th>
-            <th>Status</th>
-            <th>Path</th>
+      <Table columns={['When', 'Who', 'Via', 'Action', 'Status', 'Path']}>
+        {(data?.entries ?? []).map((e) => (
+          <tr key={e.id} data-action={e.action}>
+            <td>{when(e.at)}</td>
+            <td class="actor">{e.actor}</td>
+            <td>{e.via}</td>
+            <td>{e.action}</td>
+            <td>{e.status}</td>
+            <td class="mono path">
+              {e.method} {e.path}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {(data?.entries ?? []).map((e) => (
-            <tr key={e.id} data-action={e.action}>
-              <td>{when(e.at)}</td>
-              <td class="actor">{e.actor}</td>
-              <td>{e.via}</td>
-              <td>{e.action}</td>
-              <td>{e.status}</td>
-              <td class="mono path">
-                {e.method} {e.path}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       {before !== null ? (
         <button type="button" onClick={() => setBefore(null)}>
           Newest

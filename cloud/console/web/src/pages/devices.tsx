@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import type { Device } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
-import { ErrorLine, Section, when } from '../ui.tsx';
+import { ErrorLine, Section, Table, when } from '../ui.tsx';
 
 interface Filters {
   search: string;
@@ -82,43 +82,31 @@ export function Devices() {
         {devices.length} device{devices.length === 1 ? '' : 's'}
         {data?.next_after ? ' (more: narrow the filters)' : ''}
       </p>
-      <table>
-        <thead>
-          <tr>
-            <th>UUID</th>
-            <th>Label</th>
-            <th>Version</th>
-            <th>Last check</th>
-            <th>Last backup</th>
-            <th>Groups</th>
-          </tr>
-        </thead>
-        <tbody>
-          {devices.map((d) => (
-            <Fragment key={d.uuid}>
-              <tr data-uuid={d.uuid} class="clickable" onClick={() => setOpen(open === d.uuid ? null : d.uuid)}>
-                <td class="mono">
-                  <button type="button" class="link" aria-expanded={open === d.uuid}>
-                    {d.uuid}
-                  </button>
+      <Table columns={['UUID', 'Label', 'Version', 'Last check', 'Last backup', 'Groups']}>
+        {devices.map((d) => (
+          <Fragment key={d.uuid}>
+            <tr data-uuid={d.uuid} class="clickable" onClick={() => setOpen(open === d.uuid ? null : d.uuid)}>
+              <td class="mono">
+                <button type="button" class="link" aria-expanded={open === d.uuid}>
+                  {d.uuid}
+                </button>
+              </td>
+              <td class="label">{d.label ?? ''}</td>
+              <td class="mono">{d.last_check?.version ?? '—'}</td>
+              <td>{when(d.last_check?.at)}</td>
+              <td>{when(d.backup?.last_backup_date)}</td>
+              <td>{d.groups.join(', ')}</td>
+            </tr>
+            {open === d.uuid ? (
+              <tr>
+                <td colSpan={6}>
+                  <Details d={d} />
                 </td>
-                <td class="label">{d.label ?? ''}</td>
-                <td class="mono">{d.last_check?.version ?? '—'}</td>
-                <td>{when(d.last_check?.at)}</td>
-                <td>{when(d.backup?.last_backup_date)}</td>
-                <td>{d.groups.join(', ')}</td>
               </tr>
-              {open === d.uuid ? (
-                <tr>
-                  <td colSpan={6}>
-                    <Details d={d} />
-                  </td>
-                </tr>
-              ) : null}
-            </Fragment>
-          ))}
-        </tbody>
-      </table>
+            ) : null}
+          </Fragment>
+        ))}
+      </Table>
     </Section>
   );
 }

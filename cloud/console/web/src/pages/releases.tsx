@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
 import type { Release, Rollout, Track } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
-import { Action, ErrorLine, Section, when } from '../ui.tsx';
+import { Action, ErrorLine, Section, Table, when } from '../ui.tsx';
 
 const trackKey = (t: Track) => `${t.class}/${t.product_hex}/${t.application}`;
 
@@ -47,48 +47,35 @@ function Versions({ track }: { track: Track }) {
   return (
     <Section title={`Track ${trackKey(track)}`}>
       <ErrorLine error={error} />
-      <table>
-        <thead>
-          <tr>
-            <th>Version</th>
-            <th>Status</th>
-            <th>Released</th>
-            <th>Image</th>
-            <th>Rollout</th>
-            <th>Outcomes</th>
-            <th />
+      <Table columns={['Version', 'Status', 'Released', 'Image', 'Rollout', 'Outcomes', '']}>
+        {(data?.versions ?? []).map((v) => (
+          <tr key={v.version} data-version={v.version}>
+            <td class="mono">{v.version}</td>
+            <td>{v.status}</td>
+            <td>{when(v.released_at)}</td>
+            <td>
+              {v.hosted ? 'hosted' : v.url ? 'elsewhere' : 'none'}
+              {v.size !== undefined ? <span class="muted"> {v.size.toLocaleString('en-US')} B</span> : null}
+              {v.signed_by ? (
+                <div class="muted mono" title={`signature block ${v.signed_by.block}, key ${v.signed_by.key_digest}`}>
+                  signed {v.signed_by.key_digest.slice(0, 12)}…{v.signed_by.key_label ? ` ${v.signed_by.key_label}` : ''}
+                </div>
+              ) : null}
+            </td>
+            <td>
+              <RolloutCell track={track} release={v} reload={reload} />
+            </td>
+            <td class="outcomes">
+              <span title="succeeded">✓ {v.outcomes.succeeded}</span> <span title="failed">✗ {v.outcomes.failed}</span> <span title="pending">… {v.outcomes.pending}</span>
+            </td>
+            <td>
+              {v.status === 'RELEASED' ? (
+                <Action label="Revoke" confirm={`Revoke ${v.version}?`} run={() => api('POST', apiPath('admin', 'firmware', track.class, track.product_hex, track.application, v.version, 'revoke')).then(reload)} />
+              ) : null}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {(data?.versions ?? []).map((v) => (
-            <tr key={v.version} data-version={v.version}>
-              <td class="mono">{v.version}</td>
-              <td>{v.status}</td>
-              <td>{when(v.released_at)}</td>
-              <td>
-                {v.hosted ? 'hosted' : v.url ? 'elsewhere' : 'none'}
-                {v.size !== undefined ? <span class="muted"> {v.size.toLocaleString('en-US')} B</span> : null}
-                {v.signed_by ? (
-                  <div class="muted mono" title={`signature block ${v.signed_by.block}, key ${v.signed_by.key_digest}`}>
-                    signed {v.signed_by.key_digest.slice(0, 12)}…{v.signed_by.key_label ? ` ${v.signed_by.key_label}` : ''}
-                  </div>
-                ) : null}
-              </td>
-              <td>
-                <RolloutCell track={track} release={v} reload={reload} />
-              </td>
-              <td class="outcomes">
-                <span title="succeeded">✓ {v.outcomes.succeeded}</span> <span title="failed">✗ {v.outcomes.failed}</span> <span title="pending">… {v.outcomes.pending}</span>
-              </td>
-              <td>
-                {v.status === 'RELEASED' ? (
-                  <Action label="Revoke" confirm={`Revoke ${v.version}?`} run={() => api('POST', apiPath('admin', 'firmware', track.class, track.product_hex, track.application, v.version, 'revoke')).then(reload)} />
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
     </Section>
   );
 }
