@@ -4,10 +4,9 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { ERROR_CODE, EXPECTED } from './annotations.ts';
 
-// Annotations: what a value should look like, in words, and which catalog code a bad value gets.
-export const EXPECTED = 'x-expected';
-export const ERROR_CODE = 'x-error-code';
+export { ERROR_CODE, EXPECTED };
 
 function newAjv(opts: { coerceTypes?: boolean; useDefaults?: boolean } = {}): Ajv {
   // verbose: a failed check carries the value and the schema it failed, for the message.

@@ -12,7 +12,7 @@ import { securityHeaders } from '../../web-common/server/security-headers.ts';
 import { ControllerLink, LINK_DEFAULTS, type LinkOptions } from './controller-link.ts';
 import { DeviceOps } from './device-ops.ts';
 import { errorMiddleware, sendError } from './errors.ts';
-import { apiRoutes } from './routes.ts';
+import { apiRoutes } from './handlers.ts';
 import { sessionCookieName, Sessions } from './sessions.ts';
 import { SiteStore } from './site-store.ts';
 

@@ -3,43 +3,19 @@
 // it hands out), deploy the site's export and records, and pull a controller's backup and records
 // into the site. The visual-token is the browser session's (sessions.ts); a controller that says
 // the token is no longer valid logs the session out of it.
-import { MAX_EXPORT_BYTES, parseConfiguration } from './configuration.ts';
+import { API_PATHS, recordPath, recordsPath } from '../../firmware/src/core/api-paths.ts';
+import { unquoteEtag } from '../../firmware/src/core/http/etag.ts';
+import { MAC_FIELD, RECORD_KINDS, type RecordKind } from '../../firmware/src/core/records.ts';
+import type { Controller, ControllerState, RecordSummary } from '../schema/routes.ts';
+import { MAX_EXPORT_BYTES, parseConfiguration } from './export.ts';
 import type { ControllerLink, DeviceAnswer } from './controller-link.ts';
 import { ANSWERS } from './device-answers.ts';
 import { ConfiguratorError, ControllerAnswerError } from './errors.ts';
 import type { Session } from './sessions.ts';
-import type { Controller, RecordKind, SiteStore } from './site-store.ts';
+import type { SiteStore } from './site-store.ts';
 
-/** What the controllers page shows for one controller. */
-export interface ControllerState {
-  id: number;
-  reachable: boolean;
-  logged_in: boolean;
-  /** Why it is not reachable, or what it answered that is not usable. */
-  problem: string | null;
-  firmware_version: string | null;
-  uuid: string | null;
-  /** The SHA-256 of the site's export for it. */
-  site_etag: string;
-  /** HEAD /backup's ETag; null when it has no backup or was not read. */
-  device_etag: string | null;
-  /** in_sync, deployment_required, no_backup (HEAD 404), or unknown (not logged in / not reachable). */
-  backup: 'in_sync' | 'deployment_required' | 'no_backup' | 'unknown';
-  /** Site records the controller lacks, and records it has that the site does not. */
-  records: { missing_on_controller: string[]; only_on_controller: string[] } | null;
-  deployment_required: boolean;
-  provisioning: { active: boolean; expires_in?: number } | null;
-  cloud: string | null;
-}
-
-const KINDS: RecordKind[] = ['controllers', 'clients'];
 /** Reading or writing a whole backup gets longer than the default per-request time-out. */
 const BACKUP_TIMEOUT_MS = 30_000;
-
-export function unquoteEtag(value: string | null): string | null {
-  if (value === null) return null;
-  return value.trim().replace(/^W\//, '').replace(/^"|"$/g, '').toLowerCase();
-}
 
 export class DeviceOps {
   constructor(
@@ -69,9 +45,8 @@ export class DeviceOps {
   }
 
   /** A log-in to the controller: its visual-token, for the caller to keep in a session. */
-  async login(c: Controller, password: unknown): Promise<{ token: string; expires_in: number }> {
-    if (typeof password !== 'string' || password.length === 0 || password.length > 128) throw new ConfiguratorError('invalid_body', 'password: expected the controller\'s admin password (1 to 128 characters)', { field: 'password' });
-    const a = await this.linkFor(c).expect('POST', '/api/login', [200], { body: JSON.stringify({ password }) });
+  async login(c: Controller, password: string): Promise<{ token: string; expires_in: number }> {
+    const a = await this.linkFor(c).expect('POST', API_PATHS.login, [200], { body: JSON.stringify({ password }) });
     const token = (a.json as { token?: unknown } | undefined)?.token;
     if (typeof token !== 'string' || !/^[0-9a-f]{16,128}$/.test(token)) throw new ConfiguratorError('controller_bad_answer', `${c.name} answered its log-in without a token`);
     return { token, expires_in: Number((a.json as { expires_in?: unknown }).expires_in) || 0 };
@@ -98,11 +73,11 @@ export class DeviceOps {
     try {
       if (!s.logged_in) {
         // Anything the API answers (here 401: no token) shows the controller is there.
-        await this.linkFor(c).request('HEAD', '/backup');
+        await this.linkFor(c).request('HEAD', API_PATHS.backup);
         s.reachable = true;
         return s;
       }
-      const status = (await this.call(session, c, 'GET', '/api/status', [200], { answer: ANSWERS.object })).json as Record<string, any>;
+      const status = (await this.call(session, c, 'GET', API_PATHS.status, [200], { answer: ANSWERS.object })).json as Record<string, any>;
       s.reachable = true;
       s.firmware_version = typeof status.firmware_version === 'string' ? status.firmware_version : null;
       s.uuid = typeof status.uuid === 'string' ? status.uuid : null;
@@ -110,7 +85,7 @@ export class DeviceOps {
       const p = status.provisioning as { state?: string; expires_in?: number } | undefined;
       s.provisioning = { active: p?.state === 'enabled', ...(p?.state === 'enabled' && typeof p.expires_in === 'number' ? { expires_in: p.expires_in } : {}) };
       // Spec 2.3: HEAD /backup's ETag against the local database's.
-      const head = await this.call(session, c, 'HEAD', '/backup', [200, 404]);
+      const head = await this.call(session, c, 'HEAD', API_PATHS.backup, [200, 404]);
       s.device_etag = head.status === 200 ? unquoteEtag(head.headers.get('etag')) : null;
       s.backup = head.status === 404 ? 'no_backup' : s.device_etag === site.etag ? 'in_sync' : 'deployment_required';
       const onDevice = await this.deviceRecordIds(session, c);
@@ -132,20 +107,20 @@ export class DeviceOps {
   }
 
   /** The records on the controller, as the page shows them (the MACs its allowlist is built from). */
-  async deviceRecords(session: Session, c: Controller): Promise<{ kind: RecordKind; uuid: string; name: string; mac: string }[]> {
-    const out: { kind: RecordKind; uuid: string; name: string; mac: string }[] = [];
+  async deviceRecords(session: Session, c: Controller): Promise<RecordSummary[]> {
+    const out: RecordSummary[] = [];
     for (const key of [...(await this.deviceRecordIds(session, c))].sort()) {
       const [kind, uuid] = key.split('/') as [RecordKind, string];
-      const body = (await this.call(session, c, 'GET', `/api/${kind}/${encodeURIComponent(uuid)}`, [200], { answer: ANSWERS.object })).json as Record<string, unknown>;
-      out.push({ kind, uuid, name: typeof body.name === 'string' ? body.name : '', mac: String(body[kind === 'clients' ? 'mac' : 'ethernet_mac'] ?? '') });
+      const body = (await this.call(session, c, 'GET', recordPath(kind, uuid), [200], { answer: ANSWERS.object })).json as Record<string, unknown>;
+      out.push({ kind, uuid, name: typeof body.name === 'string' ? body.name : '', mac: String(body[MAC_FIELD[kind]] ?? '') });
     }
     return out;
   }
 
   private async deviceRecordIds(session: Session, c: Controller): Promise<Set<string>> {
     const ids = new Set<string>();
-    for (const kind of KINDS) {
-      const list = (await this.call(session, c, 'GET', `/api/${kind}`, [200], { answer: ANSWERS.uuids })).json as string[];
+    for (const kind of RECORD_KINDS) {
+      const list = (await this.call(session, c, 'GET', recordsPath(kind), [200], { answer: ANSWERS.uuids })).json as string[];
       for (const uuid of list) ids.add(`${kind}/${uuid}`);
     }
     return ids;
@@ -157,12 +132,12 @@ export class DeviceOps {
    */
   async deploy(session: Session, c: Controller): Promise<{ etag: string; size: number; records_written: number }> {
     const site = this.store.configuration(c.id);
-    const put = await this.call(session, c, 'PUT', '/backup', [200], { body: site.text, contentType: 'application/json', timeoutMs: BACKUP_TIMEOUT_MS, answer: ANSWERS.object });
+    const put = await this.call(session, c, 'PUT', API_PATHS.backup, [200], { body: site.text, contentType: 'application/json', timeoutMs: BACKUP_TIMEOUT_MS, answer: ANSWERS.object });
     const stored = unquoteEtag(put.headers.get('etag')) ?? (put.json as { etag?: string } | undefined)?.etag ?? null;
     if (stored !== site.etag) throw new ConfiguratorError('controller_bad_answer', `${c.name} stored the backup with ETag ${stored}, not ${site.etag}: deploy again`);
     let written = 0;
     for (const r of this.store.recordBodies(c.id)) {
-      await this.call(session, c, 'PUT', `/api/${r.kind}/${encodeURIComponent(r.uuid)}`, [200, 201], { body: r.body });
+      await this.call(session, c, 'PUT', recordPath(r.kind, r.uuid), [200, 201], { body: r.body });
       written++;
     }
     return { etag: site.etag, size: site.size, records_written: written };
@@ -173,7 +148,7 @@ export class DeviceOps {
    * only then is the site changed, in one transaction: a bad backup changes nothing.
    */
   async pull(session: Session, c: Controller): Promise<{ etag: string; records: number; canonical: boolean }> {
-    const got = await this.call(session, c, 'GET', '/backup', [200, 404], { maxBytes: MAX_EXPORT_BYTES + 1024, timeoutMs: BACKUP_TIMEOUT_MS });
+    const got = await this.call(session, c, 'GET', API_PATHS.backup, [200, 404], { maxBytes: MAX_EXPORT_BYTES + 1024, timeoutMs: BACKUP_TIMEOUT_MS });
     if (got.status === 404) throw new ControllerAnswerError(404, 'no_backup', `${c.name} has no backup to pull (deploy one first)`);
     let configuration;
     try {
@@ -185,7 +160,7 @@ export class DeviceOps {
     const records: { kind: RecordKind; uuid: string; body: unknown }[] = [];
     for (const key of await this.deviceRecordIds(session, c)) {
       const [kind, uuid] = key.split('/') as [RecordKind, string];
-      const a = await this.call(session, c, 'GET', `/api/${kind}/${encodeURIComponent(uuid)}`, [200], { answer: ANSWERS.object });
+      const a = await this.call(session, c, 'GET', recordPath(kind, uuid), [200], { answer: ANSWERS.object });
       records.push({ kind, uuid, body: a.json });
     }
     this.store.importPulled(c.id, configuration, records);

@@ -8,7 +8,10 @@ import { existsSync } from 'node:fs';
 import { clientConfigurationProblem } from '../../firmware/src/core/client-configuration.ts';
 import { isUuid, normalizeMac, UUID_RULE } from '../../firmware/src/core/ids.ts';
 import { migrate, sqliteBook } from '../../cloud/store/migrate.ts';
-import { checkConfiguration, emptyConfiguration, etagOf, exportText, MAX_EXPORT_BYTES, type Configuration } from './configuration.ts';
+import { MAC_FIELD, type RecordKind } from '../../firmware/src/core/records.ts';
+import type { ClientSettings, ClientSettingsInput, Controller, ControllerInput, RecordSummary } from '../schema/routes.ts';
+import { emptyConfiguration, type Configuration } from '../schema/controller-configuration.ts';
+import { checkConfiguration, etagOf, exportText, MAX_EXPORT_BYTES } from './export.ts';
 import { ConfiguratorError } from './errors.ts';
 
 /** `PRAGMA application_id`: marks the file as a site, so a cloud database or another file is refused. */
@@ -34,20 +37,6 @@ const MIGRATIONS: readonly string[] = [
    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
 ];
 
-export type RecordKind = 'controllers' | 'clients';
-
-export interface ControllerInput {
-  name: string;
-  address: string;
-  hardware_class: string;
-}
-
-export interface Controller extends ControllerInput {
-  id: number;
-  created_at: string;
-  updated_at: string;
-}
-
 export interface StoredConfiguration {
   configuration: Configuration;
   /** The exact export (what Deploy writes as /backup.json). */
@@ -56,28 +45,9 @@ export interface StoredConfiguration {
   size: number;
 }
 
-/** What a record is to the page: never its Wi-Fi or MQTT secrets. */
-export interface RecordSummary {
-  kind: RecordKind;
-  uuid: string;
-  name: string;
-  mac: string;
-}
-
-/** What every client record this site hands out carries (spec 2.6: Wi-Fi, MQTT, a CA certificate). */
-export interface ClientSettings {
-  wifi: { ssid: string; password: string };
-  mqtt: { host: string; port: number; tls: boolean; username?: string; password?: string };
-  ca_certificate: string;
-}
-
-export const MAC_FIELD: Record<RecordKind, 'ethernet_mac' | 'mac'> = { controllers: 'ethernet_mac', clients: 'mac' };
-const HARDWARE_CLASS = /^[A-Za-z0-9._-]{1,64}$/;
-
 /** http://host[:port] only: the device-local API's origin; anything else is named and refused. */
-export function normalizeAddress(value: unknown): string {
+export function normalizeAddress(value: string): string {
   const refuse = (why: string) => new ConfiguratorError('invalid_controller', `address: ${why}`, { field: 'address' });
-  if (typeof value !== 'string' || value.trim() === '') throw refuse('expected the controller\'s address, such as http://192.168.1.20');
   let url: URL;
   try {
     url = new URL(value.trim());
@@ -90,16 +60,9 @@ export function normalizeAddress(value: unknown): string {
   return url.origin;
 }
 
-function checkController(input: unknown): ControllerInput {
-  const o = (input ?? {}) as Record<string, unknown>;
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ConfiguratorError('invalid_controller', 'A controller is a JSON object with name, address and hardware_class');
-  const name = typeof o.name === 'string' ? o.name.trim() : '';
-  if (name.length < 1 || name.length > 64) throw new ConfiguratorError('invalid_controller', 'name: expected 1 to 64 characters', { field: 'name' });
-  const hardwareClass = o.hardware_class === undefined ? 'ctl-s3' : o.hardware_class;
-  if (typeof hardwareClass !== 'string' || !HARDWARE_CLASS.test(hardwareClass)) {
-    throw new ConfiguratorError('invalid_controller', 'hardware_class: expected 1 to 64 of A-Z a-z 0-9 . _ -, such as ctl-s3', { field: 'hardware_class' });
-  }
-  return { name, address: normalizeAddress(o.address), hardware_class: hardwareClass };
+/** A controller as the site keeps it (its shape checked by the route, schema/routes.ts): name trimmed, address the API's origin. */
+function storedController(input: ControllerInput): Omit<Controller, 'id' | 'created_at' | 'updated_at'> {
+  return { name: input.name.trim(), address: normalizeAddress(input.address), hardware_class: input.hardware_class ?? 'ctl-s3' };
 }
 
 /** A record as the controller will take it (docs/firmware-records.md), or 400 naming the field. */
@@ -120,19 +83,15 @@ export function checkRecord(kind: unknown, uuid: unknown, body: unknown): { kind
   return { kind, uuid, body: { ...record, uuid, [field]: mac } };
 }
 
-/** The site's client settings, checked as the firmware checks a client configuration. */
-export function checkClientSettings(value: unknown): ClientSettings {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfiguratorError('invalid_settings', 'The client settings are a JSON object with wifi, mqtt and ca_certificate');
-  const v = value as Record<string, unknown>;
-  const unknown = Object.keys(v).filter((k) => !['wifi', 'mqtt', 'ca_certificate'].includes(k));
-  if (unknown.length) throw new ConfiguratorError('invalid_settings', `${unknown[0]}: unknown key`, { field: unknown[0] });
+/** The site's client settings (their shape checked by the route), checked as the firmware checks a client configuration. */
+export function checkClientSettings(v: ClientSettingsInput): ClientSettings {
   const problem = clientConfigurationProblem(v);
   if (problem) throw new ConfiguratorError('invalid_settings', `${problem.field} ${problem.reason}`, { field: problem.field });
-  const mqtt = v.mqtt as ClientSettings['mqtt'];
+  const { wifi, mqtt } = v;
   return {
-    wifi: { ssid: (v.wifi as ClientSettings['wifi']).ssid, password: (v.wifi as ClientSettings['wifi']).password },
+    wifi: { ssid: wifi.ssid, password: wifi.password },
     mqtt: { host: mqtt.host, port: mqtt.port, tls: mqtt.tls !== false, ...(mqtt.username ? { username: mqtt.username } : {}), ...(mqtt.password ? { password: mqtt.password } : {}) },
-    ca_certificate: v.ca_certificate as string,
+    ca_certificate: v.ca_certificate,
   };
 }
 
@@ -176,8 +135,8 @@ export class SiteStore {
     return row;
   }
 
-  addController(input: unknown): Controller {
-    const c = checkController(input);
+  addController(input: ControllerInput): Controller {
+    const c = storedController(input);
     const now = new Date().toISOString();
     const text = exportText(emptyConfiguration());
     try {
@@ -188,9 +147,9 @@ export class SiteStore {
     }
   }
 
-  updateController(id: number, input: unknown): Controller {
+  updateController(id: number, input: ControllerInput): Controller {
     this.controller(id);
-    const c = checkController(input);
+    const c = storedController(input);
     try {
       this.db.prepare('UPDATE controllers SET name = ?, address = ?, hardware_class = ?, updated_at = ? WHERE id = ?').run(c.name, c.address, c.hardware_class, new Date().toISOString(), id);
     } catch (err) {
@@ -261,7 +220,7 @@ export class SiteStore {
     return row ? (JSON.parse(row.value) as ClientSettings) : null;
   }
 
-  setClientSettings(value: unknown): ClientSettings {
+  setClientSettings(value: ClientSettingsInput): ClientSettings {
     const s = checkClientSettings(value);
     this.db.prepare("INSERT INTO settings (key, value) VALUES ('client', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(JSON.stringify(s));
     return s;

@@ -11,9 +11,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConfigurator, type RunningConfigurator } from '../../configurator/server/app.ts';
-import { configurationProblem, emptyConfiguration, etagOf, exportText, MAX_EXPORT_BYTES } from '../../configurator/server/configuration.ts';
+import { emptyConfiguration } from '../../configurator/schema/controller-configuration.ts';
+import { configurationProblem, etagOf, exportText, MAX_EXPORT_BYTES } from '../../configurator/server/export.ts';
 import { SiteFileError, SiteStore } from '../../configurator/server/site-store.ts';
 import { freeLoopbackPort } from '../../harness/ports.ts';
+import { PAGE_CSP } from '../../web-common/server/security-headers.ts';
 
 let dir: string;
 let running: RunningConfigurator;
@@ -177,6 +179,17 @@ describe('the page\'s files', () => {
     const head = await fetch(`${running.url}app.css/`, { method: 'HEAD' });
     expect(head.status).toBe(404);
     for (const path of ['', 'app.js', 'app.css']) expect([path, (await fetch(running.url + path)).status]).toEqual([path, 200]);
+  });
+
+  it('carry a strong ETag, no-cache and the page security headers; an unchanged file is a 304 (the web kit serves them)', async () => {
+    for (const path of ['', 'app.js', 'app.css']) {
+      const first = await fetch(running.url + path);
+      const etag = first.headers.get('etag') ?? '';
+      expect([path, etag, first.headers.get('cache-control'), first.headers.get('content-security-policy')]).toEqual([path, expect.stringMatching(/^"[0-9a-f]{32}"$/), 'no-cache', PAGE_CSP]);
+      // As a browser revalidates (fetch() would add Cache-Control: no-cache, which asks for the file whatever its ETag).
+      const again = await fetch(running.url + path, { headers: { 'if-none-match': etag, 'cache-control': 'max-age=0' } });
+      expect([path, again.status, await again.text()]).toEqual([path, 304, '']);
+    }
   });
 });
 

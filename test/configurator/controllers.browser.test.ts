@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConfigurator, type RunningConfigurator } from '../../configurator/server/app.ts';
-import { etagOf } from '../../configurator/server/configuration.ts';
+import { etagOf } from '../../configurator/server/export.ts';
 import type { BenchBoard } from '../../harness/board.ts';
 import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
 

@@ -1,21 +1,11 @@
 // The configurator's page: a hash router over the controllers page, one controller's sections, and
 // the site's client settings. No inline script anywhere (the CSP allows only this file).
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useHash } from '../../../web-common/browser/hooks.ts';
 import { ControllersPage } from './pages/controllers.tsx';
 import { ControllerPage, isTab } from './pages/controller.tsx';
 import { SiteSettingsPage } from './pages/site-settings.tsx';
 import './styles.css';
-
-function useHash(): string {
-  const [hash, setHash] = useState(location.hash);
-  useEffect(() => {
-    const on = () => setHash(location.hash);
-    addEventListener('hashchange', on);
-    return () => removeEventListener('hashchange', on);
-  }, []);
-  return hash;
-}
 
 function Route({ hash }: { hash: string }) {
   const m = /^#\/controllers\/(\d{1,10})(?:\/(\w+))?$/.exec(hash);

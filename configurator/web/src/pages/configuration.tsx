@@ -1,42 +1,55 @@
 // A controller's configuration (the /backup.json it is deployed): its items, MQTT and OTA settings,
-// edited here and saved to the site as a whole; imported from a file or exported to one. The server
-// checks every save (configurator/server/configuration.ts) and refuses a bad or oversized document
-// with a message naming the field; the site keeps what it had.
-import { useEffect, useState } from 'preact/hooks';
+// edited here and saved to the site as a whole; imported from a file or exported to one. Its
+// sections, the kinds an item may be and the references between items are the model's
+// (schema/controller-configuration.ts); this page says how to show them. The server checks every
+// save (server/export.ts) and refuses a bad or oversized document with a message naming the field;
+// the site keeps what it had.
+import { useEffect, useId, useState } from 'preact/hooks';
+import { errorText } from '../../../../web-common/browser/api-client.ts';
+import { Button, Check, Field, Select } from '../../../../web-common/browser/fields.tsx';
+import { useAction } from '../../../../web-common/browser/hooks.ts';
+import { ICON_SYMBOLS, INPUT_KINDS, OUTPUT_KINDS, REFERENCES, SECTIONS, type Section } from '../../../schema/controller-configuration.ts';
 import { api, type Configuration } from '../api.ts';
-import { Button, Check, errorText, Field, Message, Select, shortEtag, useAction, useId } from '../components/ui.tsx';
+import { Message, shortEtag } from '../components/ui.tsx';
 
-type Section = 'inputs' | 'outputs' | 'circuits' | 'areas' | 'colors' | 'icons';
 type Item = Record<string, unknown> & { id: string; name: string };
 
 interface Column {
   key: string;
   label: string;
-  type: 'text' | 'number' | 'select' | 'refs' | 'ref' | 'color';
+  type: 'number' | 'select' | 'refs' | 'ref' | 'color';
   options?: readonly string[];
   /** For refs/ref: the section whose ids may be picked. */
   of?: Section;
 }
 
-const INPUT_KINDS = ['switch', 'button', 'motion', 'contact', 'analog'];
-const OUTPUT_KINDS = ['relay', 'dimmer', 'rgb', 'rgbw'];
-const ICON_SYMBOLS = ['bulb', 'lamp', 'fan', 'door', 'window', 'sun', 'moon', 'plug', 'heat', 'star'];
+/** How each section is shown: its title, its own fields besides id and name, and a new item's values. */
+const VIEWS: Record<Section, { title: string; fields: Column[]; blank: Record<string, unknown> }> = {
+  inputs: { title: 'Inputs', fields: [{ key: 'kind', label: 'Kind', type: 'select', options: INPUT_KINDS }, { key: 'pin', label: 'GPIO', type: 'number' }], blank: { kind: INPUT_KINDS[0], pin: 0 } },
+  outputs: { title: 'Outputs', fields: [{ key: 'kind', label: 'Kind', type: 'select', options: OUTPUT_KINDS }, { key: 'pin', label: 'GPIO', type: 'number' }], blank: { kind: OUTPUT_KINDS[0], pin: 0 } },
+  circuits: { title: 'Circuits', fields: [], blank: {} },
+  areas: { title: 'Areas', fields: [], blank: {} },
+  colors: { title: 'Colours', fields: [{ key: 'hex', label: 'Colour', type: 'color' }], blank: { hex: '#FFD8A8' } },
+  icons: { title: 'Icons', fields: [{ key: 'symbol', label: 'Symbol', type: 'select', options: ICON_SYMBOLS }], blank: { symbol: ICON_SYMBOLS[0] } },
+};
+/** The labels of the reference fields of the model's graph. */
+const REFERENCE_LABELS: Record<string, string> = { outputs: 'Outputs', inputs: 'Inputs', circuits: 'Circuits', color: 'Colour', icon: 'Icon' };
 
-const SECTIONS: { key: Section; title: string; columns: Column[]; blank: () => Record<string, unknown> }[] = [
-  { key: 'inputs', title: 'Inputs', columns: [{ key: 'kind', label: 'Kind', type: 'select', options: INPUT_KINDS }, { key: 'pin', label: 'GPIO', type: 'number' }], blank: () => ({ kind: 'switch', pin: 0 }) },
-  { key: 'outputs', title: 'Outputs', columns: [{ key: 'kind', label: 'Kind', type: 'select', options: OUTPUT_KINDS }, { key: 'pin', label: 'GPIO', type: 'number' }], blank: () => ({ kind: 'relay', pin: 0 }) },
-  { key: 'circuits', title: 'Circuits', columns: [{ key: 'outputs', label: 'Outputs', type: 'refs', of: 'outputs' }, { key: 'inputs', label: 'Inputs', type: 'refs', of: 'inputs' }], blank: () => ({ outputs: [], inputs: [] }) },
-  { key: 'areas', title: 'Areas', columns: [{ key: 'circuits', label: 'Circuits', type: 'refs', of: 'circuits' }, { key: 'color', label: 'Colour', type: 'ref', of: 'colors' }, { key: 'icon', label: 'Icon', type: 'ref', of: 'icons' }], blank: () => ({ circuits: [] }) },
-  { key: 'colors', title: 'Colours', columns: [{ key: 'hex', label: 'Colour', type: 'color' }], blank: () => ({ hex: '#FFD8A8' }) },
-  { key: 'icons', title: 'Icons', columns: [{ key: 'symbol', label: 'Symbol', type: 'select', options: ICON_SYMBOLS }], blank: () => ({ symbol: 'bulb' }) },
-];
+/** A section as the editor shows it: its fields, then its references (a list of ids, or one id or none). */
+function sectionView(key: Section) {
+  const refs = REFERENCES.filter((r) => r.from === key);
+  const columns: Column[] = [...VIEWS[key].fields, ...refs.map((r): Column => ({ key: r.field, label: REFERENCE_LABELS[r.field] ?? r.field, type: r.many ? 'refs' : 'ref', of: r.to }))];
+  const blank = () => ({ ...VIEWS[key].blank, ...Object.fromEntries(refs.filter((r) => r.many).map((r) => [r.field, []])) });
+  return { key, title: VIEWS[key].title, columns, blank, optional: new Set(refs.filter((r) => !r.many).map((r) => r.field)) };
+}
+const EDITORS = SECTIONS.map(sectionView);
 
 function nextId(items: Item[], prefix: string): string {
   for (let n = items.length + 1; ; n++) if (!items.some((i) => i.id === `${prefix}-${n}`)) return `${prefix}-${n}`;
 }
 
 function RefPicker({ label, value, ids, onValue }: { label: string; value: string[]; ids: string[]; onValue: (v: string[]) => void }) {
-  const group = useId('refs');
+  const group = useId();
   return (
     <fieldset class="refs" aria-labelledby={group}>
       <legend id={group}>{label}</legend>
@@ -48,11 +61,11 @@ function RefPicker({ label, value, ids, onValue }: { label: string; value: strin
   );
 }
 
-function ItemEditor({ section, doc, onChange }: { section: (typeof SECTIONS)[number]; doc: Configuration; onChange: (items: Item[]) => void }) {
+function ItemEditor({ section, doc, onChange }: { section: (typeof EDITORS)[number]; doc: Configuration; onChange: (items: Item[]) => void }) {
   const items = doc[section.key] as unknown as Item[];
   const update = (i: number, key: string, value: unknown) => {
     const next = items.map((it, j) => (j === i ? { ...it, [key]: value } : it));
-    if (value === '' && (key === 'color' || key === 'icon')) delete (next[i] as Record<string, unknown>)[key];
+    if (value === '' && section.optional.has(key)) delete (next[i] as Record<string, unknown>)[key];
     onChange(next);
   };
   return (
@@ -116,7 +129,7 @@ export function ConfigurationTab({ id, name }: { id: number; name: string }) {
   const action = useAction();
   const load = () =>
     action.run(async () => {
-      const c = await api.configuration(id);
+      const c = await api.configuration({ id });
       setDoc(c.configuration);
       setSaved(c);
       setDirty(false);
@@ -128,7 +141,7 @@ export function ConfigurationTab({ id, name }: { id: number; name: string }) {
   };
   const save = (text: string, what: string) =>
     action.run(async () => {
-      const c = await api.saveConfiguration(id, text);
+      const c = await api.saveConfiguration({ id, text });
       setDoc(c.configuration);
       setSaved(c);
       setDirty(false);
@@ -145,7 +158,7 @@ export function ConfigurationTab({ id, name }: { id: number; name: string }) {
     const text = await file.text();
     await action.run(async () => {
       try {
-        const c = await api.saveConfiguration(id, text);
+        const c = await api.saveConfiguration({ id, text });
         setDoc(c.configuration);
         setSaved(c);
         setDirty(false);
@@ -157,14 +170,14 @@ export function ConfigurationTab({ id, name }: { id: number; name: string }) {
   };
   const exportFile = () =>
     action.run(async () => {
-      const { blob, name: fileName } = await api.exportText(id);
+      const { blob, name: fileName } = await api.exportConfiguration({ id });
       const a = document.createElement('a');
       a.href = URL.createObjectURL(blob);
       a.download = fileName;
       a.click();
       setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
     });
-  const fileInput = useId('import');
+  const fileInput = useId();
   if (!doc) return <Message outcome={action.outcome} />;
   return (
     <div>
@@ -188,7 +201,7 @@ export function ConfigurationTab({ id, name }: { id: number; name: string }) {
         <input id={fileInput} class="visually-hidden-file" type="file" accept=".json,application/json" onChange={(e) => void importFile((e.currentTarget as HTMLInputElement).files?.[0]).finally(() => ((e.target as HTMLInputElement).value = ''))} />
       </div>
       <Message outcome={action.outcome} testId="configuration-message" />
-      {SECTIONS.map((s) => (
+      {EDITORS.map((s) => (
         <ItemEditor key={s.key} section={s} doc={doc} onChange={(items) => edit({ ...doc, [s.key]: items })} />
       ))}
       <MqttOta doc={doc} set={edit} />

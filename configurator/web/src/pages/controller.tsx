@@ -3,7 +3,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Controller } from '../api.ts';
 import { LoginForm } from '../components/login.tsx';
-import { Button, Field, Message, useAction } from '../components/ui.tsx';
+import { ActionForm, Button, Field } from '../../../../web-common/browser/fields.tsx';
+import { useAction } from '../../../../web-common/browser/hooks.ts';
+import { Message } from '../components/ui.tsx';
 import { CloudTab } from './cloud.tsx';
 import { ConfigurationTab } from './configuration.tsx';
 import { ProvisioningTab } from './provisioning.tsx';
@@ -24,15 +26,13 @@ function SettingsTab({ controller, onSaved }: { controller: Controller; onSaved:
   const action = useAction();
   return (
     <div>
-      <form
+      <ActionForm
         class="panel"
         aria-labelledby="settings-title"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run(async () => {
-            onSaved(await api.updateController(controller.id, { name, address, hardware_class: hardwareClass }));
-            return 'Saved';
-          });
+        action={action}
+        run={async () => {
+          onSaved(await api.updateController({ id: controller.id, body: { name, address, hardware_class: hardwareClass } }));
+          return 'Saved';
         }}
       >
         <h3 id="settings-title">This controller in the site</h3>
@@ -44,14 +44,14 @@ function SettingsTab({ controller, onSaved }: { controller: Controller; onSaved:
         <Button type="submit" busy={action.busy}>
           Save
         </Button>
-      </form>
+      </ActionForm>
       <section class="panel">
         <h3>Remove from the site</h3>
         <p class="detail">Removes the controller, its configuration and its records from this site. The controller itself keeps what it holds.</p>
         {confirm ? (
           <div class="confirm" role="group" aria-label="Confirm removal">
             <Button onClick={() => action.run(async () => {
-              await api.removeController(controller.id);
+              await api.removeController({ id: controller.id });
               onSaved(null);
             })}>
               Remove {controller.name}
@@ -74,8 +74,8 @@ export function ControllerPage({ id, tab }: { id: number; tab: Tab }) {
   const action = useAction();
   useEffect(() => {
     void action.run(async () => {
-      setController(await api.controller(id));
-      const s = await api.state(id);
+      setController(await api.controller({ id }));
+      const s = await api.state({ id });
       setLoggedIn(s.logged_in);
     });
   }, [id, round]);
@@ -92,7 +92,7 @@ export function ControllerPage({ id, tab }: { id: number; tab: Tab }) {
           <>
             {' · logged in '}
             <Button class="link" onClick={() => action.run(async () => {
-              await api.logout(id);
+              await api.logout({ id });
               setRound((r) => r + 1);
             })}>
               Log out

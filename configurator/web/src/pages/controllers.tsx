@@ -4,7 +4,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Controller, type ControllerState } from '../api.ts';
 import { LoginForm } from '../components/login.tsx';
-import { Button, Field, Message, shortEtag, useAction } from '../components/ui.tsx';
+import { ActionForm, Button, Field } from '../../../../web-common/browser/fields.tsx';
+import { useAction } from '../../../../web-common/browser/hooks.ts';
+import { Message, shortEtag } from '../components/ui.tsx';
 
 function Indicator({ s }: { s: ControllerState | null }) {
   if (!s) return <span class="badge muted">Reading…</span>;
@@ -32,7 +34,7 @@ export function ControllerRow({ controller }: { controller: Controller }) {
   const [state, setState] = useState<ControllerState | null>(null);
   const [confirmPull, setConfirmPull] = useState(false);
   const action = useAction();
-  const refresh = () => action.run(async () => void setState(await api.state(controller.id)));
+  const refresh = () => action.run(async () => void setState(await api.state({ id: controller.id })));
   useEffect(() => {
     void refresh();
   }, [controller.id, controller.address]);
@@ -74,7 +76,7 @@ export function ControllerRow({ controller }: { controller: Controller }) {
       {s && s.reachable && !s.logged_in && <LoginForm id={controller.id} name={controller.name} onLoggedIn={refresh} />}
       <div class="actions">
         <Button busy={action.busy} disabled={!s?.logged_in} onClick={() => action.run(async () => {
-          const r = await api.deploy(controller.id);
+          const r = await api.deploy({ id: controller.id });
           setState(r.state);
           return `Deployed: ${r.size} bytes, ETag ${shortEtag(r.etag)}, ${r.records_written} record(s) written`;
         })}>
@@ -93,7 +95,7 @@ export function ControllerRow({ controller }: { controller: Controller }) {
           <Button onClick={() => {
             setConfirmPull(false);
             void action.run(async () => {
-              const r = await api.pull(controller.id);
+              const r = await api.pull({ id: controller.id });
               setState(r.state);
               return `Pulled: configuration ${shortEtag(r.etag)} and ${r.records} record(s) imported${r.canonical ? '' : ' (the controller\'s file is written differently: Deploy rewrites it in this configurator\'s form)'}`;
             });
@@ -114,18 +116,16 @@ function AddController({ onAdded }: { onAdded: () => void }) {
   const [hardwareClass, setHardwareClass] = useState('ctl-s3');
   const action = useAction();
   return (
-    <form
+    <ActionForm
       class="panel"
       aria-labelledby="add-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void action.run(async () => {
-          const c = await api.addController({ name, address, hardware_class: hardwareClass });
-          setName('');
-          setAddress('http://');
-          onAdded();
-          return `Added ${c.name}`;
-        });
+      action={action}
+      run={async () => {
+        const c = await api.addController({ body: { name, address, hardware_class: hardwareClass } });
+        setName('');
+        setAddress('http://');
+        onAdded();
+        return `Added ${c.name}`;
       }}
     >
       <h2 id="add-title">Add a controller</h2>
@@ -138,7 +138,7 @@ function AddController({ onAdded }: { onAdded: () => void }) {
         Add controller
       </Button>
       <Message outcome={action.outcome} testId="add-message" />
-    </form>
+    </ActionForm>
   );
 }
 

@@ -4,8 +4,10 @@
 // (GET /api/events: "station … associated", "provisioning token issued to …").
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, type DeviceEvent, type DeviceRecord, type ProvisioningView, type RecordSummary } from '../api.ts';
-import { Button, Field, Message, Select, useAction } from '../components/ui.tsx';
+import { api, type DeviceEvent, type Provisioning, type RecordSummary } from '../api.ts';
+import { ActionForm, Button, Field, Select } from '../../../../web-common/browser/fields.tsx';
+import { useAction } from '../../../../web-common/browser/hooks.ts';
+import { Message } from '../components/ui.tsx';
 
 const POLL_MS = 2000;
 /** An entry logged before the controller's clock was set carries a time near 1970. */
@@ -22,7 +24,7 @@ function timeLeft(seconds: number): string {
   return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, '0')}`;
 }
 
-function ModePanel({ mode }: { mode: ProvisioningView | null }) {
+function ModePanel({ mode }: { mode: Provisioning | null }) {
   if (!mode) return <p class="detail">Reading the provisioning mode…</p>;
   if (!mode.active) {
     const why = mode.last_stop_reason ? STOP_REASONS[mode.last_stop_reason] ?? mode.last_stop_reason : null;
@@ -58,7 +60,7 @@ function ModePanel({ mode }: { mode: ProvisioningView | null }) {
 }
 
 /** One record: a site's (with its Remove button) or one only the controller holds. */
-function RecordRow({ record: r, where, children }: { record: RecordSummary | DeviceRecord; where: string; children?: ComponentChildren }) {
+function RecordRow({ record: r, where, children }: { record: RecordSummary; where: string; children?: ComponentChildren }) {
   return (
     <tr>
       <td data-label="Kind">{r.kind === 'clients' ? 'client' : 'controller'}</td>
@@ -76,30 +78,28 @@ function RecordRow({ record: r, where, children }: { record: RecordSummary | Dev
 }
 
 function RegisterForm({ id, onDone }: { id: number; onDone: () => void }) {
-  const [kind, setKind] = useState('clients');
+  const [kind, setKind] = useState<RecordSummary['kind']>('clients');
   const [name, setName] = useState('');
   const [uuid, setUuid] = useState('');
   const [mac, setMac] = useState('');
   const action = useAction();
   return (
-    <form
+    <ActionForm
       class="panel"
       aria-labelledby="register-title"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void action.run(async () => {
-          const r = await api.addRecord(id, { kind, uuid, name, mac });
-          setName('');
-          setUuid('');
-          setMac('');
-          onDone();
-          return `Registered ${r.record.uuid} (${r.record.mac})${r.on_controller ? ' and written to the controller' : `; ${r.problem}`}`;
-        });
+      action={action}
+      run={async () => {
+        const r = await api.addRecord({ id, body: { kind, uuid, name, mac } });
+        setName('');
+        setUuid('');
+        setMac('');
+        onDone();
+        return `Registered ${r.record.uuid} (${r.record.mac})${r.on_controller ? ' and written to the controller' : `; ${r.problem}`}`;
       }}
     >
       <h3 id="register-title">Register a device</h3>
       <div class="row">
-        <Select label="Kind" value={kind} options={[['clients', 'Client (its Wi-Fi MAC)'], ['controllers', 'Target controller (its Ethernet MAC)']]} onValue={setKind} />
+        <Select label="Kind" value={kind} options={[['clients', 'Client (its Wi-Fi MAC)'], ['controllers', 'Target controller (its Ethernet MAC)']]} onValue={(v) => setKind(v as RecordSummary['kind'])} />
         <Field label="Name" value={name} onValue={setName} maxLength={64} />
         <Field label="UUID" value={uuid} onValue={setUuid} required hint="as printed on the device or its console" />
         <Field label={kind === 'clients' ? 'Wi-Fi MAC' : 'Ethernet MAC'} value={mac} onValue={setMac} required hint="AA:BB:CC:DD:EE:FF" />
@@ -108,27 +108,27 @@ function RegisterForm({ id, onDone }: { id: number; onDone: () => void }) {
         Register
       </Button>
       <Message outcome={action.outcome} testId="register-message" />
-    </form>
+    </ActionForm>
   );
 }
 
 export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolean }) {
-  const [mode, setMode] = useState<ProvisioningView | null>(null);
+  const [mode, setMode] = useState<Provisioning | null>(null);
   const [events, setEvents] = useState<DeviceEvent[]>([]);
   const [site, setSite] = useState<RecordSummary[]>([]);
-  const [device, setDevice] = useState<DeviceRecord[] | null>(null);
+  const [device, setDevice] = useState<RecordSummary[] | null>(null);
   const action = useAction();
   const watch = useAction();
   const records = useAction();
   const loadRecords = () =>
     records.run(async () => {
-      setSite((await api.records(id)).records);
-      if (loggedIn) setDevice((await api.deviceRecords(id)).records);
+      setSite((await api.records({ id })).records);
+      if (loggedIn) setDevice((await api.deviceRecords({ id })).records);
     });
   const poll = () =>
     watch.run(async () => {
-      setMode(await api.provisioning(id));
-      setEvents((await api.events(id)).events);
+      setMode(await api.provisioning({ id }));
+      setEvents((await api.events({ id })).events);
     });
   useEffect(() => void loadRecords(), [id, loggedIn]);
   useEffect(() => {
@@ -145,15 +145,15 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
         {loggedIn ? <ModePanel mode={mode} /> : <p class="detail">Log in to the controller to see and change its provisioning mode.</p>}
         <div class="actions">
           <Button busy={action.busy} disabled={!loggedIn || mode?.active} onClick={() => action.run(async () => {
-            const m = await api.enableProvisioning(id);
+            const m = await api.enableProvisioning({ id });
             setMode(m);
             return `Provisioning mode on: ${m.allowlist_size} MAC(s) allowed`;
           })}>
             Enable provisioning
           </Button>
           <Button busy={action.busy} disabled={!loggedIn || !mode?.active} onClick={() => action.run(async () => {
-            await api.disableProvisioning(id);
-            setMode(await api.provisioning(id));
+            await api.disableProvisioning({ id });
+            setMode(await api.provisioning({ id }));
             return 'Provisioning mode off';
           })}>
             Disable provisioning
@@ -182,7 +182,7 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
             {site.map((r) => (
               <RecordRow key={`${r.kind}/${r.uuid}`} record={r} where={device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}>
                 <Button aria-label={`Remove ${r.uuid}`} busy={records.busy} onClick={() => records.run(async () => {
-                  await api.removeRecord(id, r.kind, r.uuid);
+                  await api.removeRecord({ id, kind: r.kind, uuid: r.uuid });
                   await loadRecords();
                   return `Removed ${r.uuid}`;
                 })}>

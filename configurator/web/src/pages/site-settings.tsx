@@ -1,8 +1,10 @@
 // The site's client settings: what every client record carries (spec 2.6: the site Wi-Fi, the MQTT
 // broker and the CA certificate the client trusts). Checked by the firmware's own rule.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useId, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { Button, Check, Field, Message, useAction, useId } from '../components/ui.tsx';
+import { ActionForm, Button, Check, Field } from '../../../../web-common/browser/fields.tsx';
+import { useAction } from '../../../../web-common/browser/hooks.ts';
+import { Message } from '../components/ui.tsx';
 
 export function SiteSettingsPage() {
   const [ssid, setSsid] = useState('');
@@ -15,7 +17,7 @@ export function SiteSettingsPage() {
   const [ca, setCa] = useState('');
   const [path, setPath] = useState('');
   const action = useAction();
-  const caId = useId('ca');
+  const caId = useId();
   useEffect(() => {
     void action.run(async () => {
       const site = await api.site();
@@ -36,19 +38,19 @@ export function SiteSettingsPage() {
     <main>
       <h1>Client settings</h1>
       <p class="detail">Site file: {path}. Every client record this site registers carries these settings.</p>
-      <form
+      <ActionForm
         class="panel"
         aria-label="Client settings"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void action.run(async () => {
-            await api.saveClientSettings({
+        action={action}
+        run={async () => {
+          await api.saveClientSettings({
+            body: {
               wifi: { ssid, password: wifiPassword },
               mqtt: { host, port: Number(port), tls, ...(username ? { username } : {}), ...(mqttPassword ? { password: mqttPassword } : {}) },
               ca_certificate: ca,
-            });
-            return 'Saved: clients registered from now on get these settings';
+            },
           });
+          return 'Saved: clients registered from now on get these settings';
         }}
       >
         <h2>Site Wi-Fi</h2>
@@ -72,7 +74,7 @@ export function SiteSettingsPage() {
           Save client settings
         </Button>
         <Message outcome={action.outcome} testId="settings-message" />
-      </form>
+      </ActionForm>
     </main>
   );
 }
