@@ -1,6 +1,6 @@
 // The configurator's server: the page (web/, bundled and served by the web kit, docs/web-kit.md),
-// its API (routes.ts) and the security around both (docs/configurator-security.md). Listens on
-// loopback unless told otherwise.
+// its API (handlers.ts, from the route table schema/routes.ts) and the security around both
+// (docs/configurator-security.md). Listens on loopback unless told otherwise.
 import express from 'express';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,7 +59,7 @@ export async function startConfigurator(o: ConfiguratorOptions): Promise<Running
   app.use(hostGuard(() => allowed, refuse));
   app.use(securityHeaders());
   // The session is looked up only for the page's own API requests (past the guard), and never
-  // opened here: only a log-in opens one (routes.ts, sessions.ts).
+  // opened here: only a log-in opens one (handlers.ts, sessions.ts).
   const findSession: express.RequestHandler = (req, res, next) => {
     res.locals.session = sessions.find(req.headers.cookie);
     next();

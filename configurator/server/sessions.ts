@@ -4,7 +4,7 @@
 // is found by the SHA-256 of its cookie, so looking one up reveals nothing about other cookies'
 // values through timing; a restart of the configurator logs every browser out.
 //
-// Only a log-in to a controller from the page opens a session (routes.ts, behind the request guard:
+// Only a log-in to a controller from the page opens a session (handlers.ts, behind the request guard:
 // another site cannot send it), and a session lives while it holds a token. A request without the
 // cookie opens nothing, so no other page can fill the table; when log-ins fill it, the next
 // browser's log-in is refused (too_many_sessions) and no live session is pushed out
