@@ -30,8 +30,9 @@ function slotInfo([partition, version, projectName, state, secureVersion]: [stri
   return { partition, version, projectName, state, secureVersion };
 }
 
-const REASONS: readonly ResetReason[] = ['power_on', 'software', 'watchdog', 'abort', 'panic', 'brownout', 'deep_sleep', 'unknown'];
-const CRASH_KINDS: readonly CrashKind[] = ['memory_full', 'stack_overflow', 'unhandled_exception', 'unhandled_rejection', 'abort', 'panic'];
+// Frozen: a preloaded module's objects live in flash (docs/moddable-build.md).
+const REASONS: readonly ResetReason[] = Object.freeze(['power_on', 'software', 'watchdog', 'abort', 'panic', 'brownout', 'deep_sleep', 'unknown'] as const);
+const CRASH_KINDS: readonly CrashKind[] = Object.freeze(['memory_full', 'stack_overflow', 'unhandled_exception', 'unhandled_rejection', 'abort', 'panic'] as const);
 
 /** native/fw_system.c's answer as the HAL says it. */
 function lastRunOf([reason, by, kind, message, where]: [string, string, string, string, string]): LastRun {
