@@ -14,13 +14,23 @@ import type { CloudStore, FirmwareRelease, ImageMetadata, OutcomeCounts, Release
 import type { SettledRelease } from './inventory.ts';
 import { toManifest } from './manifest.ts';
 import { checkReleaseImage } from './release-checks.ts';
+import { HEALTH_MIN_DEVICE_HOURS_DEFAULT } from '../device-health/definitions.ts';
 import { effectivePercent, overErrorThreshold } from './rollout.ts';
 import type { OtaService } from './service.ts';
 
 /** Rollout settings as a request gives them: any may be left out (then the current value, or the default). */
 export type RolloutChange = Partial<RolloutSettings>;
 
-export const ROLLOUT_DEFAULTS: RolloutSettings = { percent: 0, groups: [], stepPercent: null, stepEverySeconds: null, errorThresholdPercent: 20, minReports: 5 };
+export const ROLLOUT_DEFAULTS: RolloutSettings = {
+  percent: 0,
+  groups: [],
+  stepPercent: null,
+  stepEverySeconds: null,
+  errorThresholdPercent: 20,
+  minReports: 5,
+  healthMargin: null,
+  healthMinDeviceHours: HEALTH_MIN_DEVICE_HOURS_DEFAULT,
+};
 
 export interface HostedReleaseRequest {
   image: Buffer;

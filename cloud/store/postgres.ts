@@ -8,6 +8,7 @@ import { postgresBackups } from './backups/postgres.ts';
 import { postgresConsoleSessions } from './console-sessions/postgres.ts';
 import { postgresDevices } from './devices/postgres.ts';
 import { adoptDomains } from './domains.ts';
+import { postgresHealth } from './health/postgres.ts';
 import { migrate, postgresBook } from './migrate.ts';
 import { POOL_SIZE, postgresConnection } from './postgres-pool.ts';
 import { postgresReleases } from './releases/postgres.ts';
@@ -29,6 +30,7 @@ export class PostgresStore implements CloudStore {
       ...postgresAppconfig(c),
       ...postgresAudit(c),
       ...postgresConsoleSessions(c),
+      ...postgresHealth(c),
     };
     adoptDomains(this, domains);
   }

@@ -9,6 +9,8 @@ export interface Dialect {
   /** A 64-bit integer (epoch milliseconds, byte counts): SQLite's INTEGER is one already. */
   bigint: string;
   bytes: string;
+  /** A floating-point number (a rate an operator sets). */
+  real: string;
   /** SQLite has no boolean: 0 or 1 in an INTEGER. */
   boolean: string;
   false: string;
@@ -22,6 +24,7 @@ export interface Dialect {
 const SQLITE: Dialect = {
   bigint: 'INTEGER',
   bytes: 'BLOB',
+  real: 'REAL',
   boolean: 'INTEGER',
   false: '0',
   serialKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
@@ -32,6 +35,7 @@ const SQLITE: Dialect = {
 const POSTGRES: Dialect = {
   bigint: 'BIGINT',
   bytes: 'BYTEA',
+  real: 'DOUBLE PRECISION',
   boolean: 'BOOLEAN',
   false: 'false',
   serialKey: 'BIGSERIAL PRIMARY KEY',
@@ -192,6 +196,80 @@ function migrations(d: Dialect): readonly string[] {
        expires_at_ms ${d.bigint} NOT NULL
      )${d.sqlite(' WITHOUT ROWID')};
      CREATE INDEX console_sessions_expiry ON console_sessions (expires_at_ms);`,
+    // Device health (docs/device-health.md): each device's newest reports, its latest state, daily
+    // aggregates per device, version and day, and its latest update outcome per version; every row
+    // goes with its device. A rollout's health gate (docs/staged-rollouts.md): off while the margin is null.
+    `CREATE TABLE health_reports (
+       uuid TEXT NOT NULL REFERENCES devices (uuid) ON DELETE CASCADE,
+       seq ${d.bigint} NOT NULL,
+       kind TEXT NOT NULL CHECK (kind IN ('boot', 'heartbeat', 'update')),
+       received_at TEXT NOT NULL,
+       fw TEXT NOT NULL,
+       up ${d.bigint} NOT NULL,
+       body TEXT NOT NULL,
+       PRIMARY KEY (uuid, seq)
+     )${d.sqlite(' WITHOUT ROWID')};
+     CREATE TABLE health_devices (
+       uuid TEXT PRIMARY KEY REFERENCES devices (uuid) ON DELETE CASCADE,
+       last_seq ${d.bigint} NOT NULL,
+       pruned_through ${d.bigint},
+       last_received_at TEXT NOT NULL,
+       last_up ${d.bigint} NOT NULL,
+       last_fw TEXT NOT NULL,
+       last_day TEXT NOT NULL,
+       boot_at TEXT,
+       boot_reason TEXT,
+       boot_version TEXT,
+       crash_at TEXT,
+       crash_kind TEXT,
+       crash_message TEXT,
+       crash_version TEXT,
+       heartbeat_at TEXT,
+       heap_block ${d.bigint},
+       heap_min ${d.bigint},
+       rssi INTEGER,
+       dropped ${d.bigint}
+     );
+     CREATE TABLE health_daily (
+       uuid TEXT NOT NULL REFERENCES devices (uuid) ON DELETE CASCADE,
+       version TEXT NOT NULL,
+       day TEXT NOT NULL,
+       reports INTEGER NOT NULL,
+       boots INTEGER NOT NULL,
+       heartbeats INTEGER NOT NULL,
+       device_seconds ${d.bigint} NOT NULL,
+       reboots_watchdog INTEGER NOT NULL,
+       reboots_abort INTEGER NOT NULL,
+       reboots_panic INTEGER NOT NULL,
+       reboots_brownout INTEGER NOT NULL,
+       reboots_unknown INTEGER NOT NULL,
+       crashes_memory_full INTEGER NOT NULL,
+       crashes_stack_overflow INTEGER NOT NULL,
+       crashes_unhandled_exception INTEGER NOT NULL,
+       crashes_unhandled_rejection INTEGER NOT NULL,
+       crashes_abort INTEGER NOT NULL,
+       crashes_panic INTEGER NOT NULL,
+       heap_min ${d.bigint},
+       block_min ${d.bigint},
+       rssi_min INTEGER,
+       PRIMARY KEY (uuid, version, day)
+     )${d.sqlite(' WITHOUT ROWID')};
+     CREATE INDEX health_daily_version ON health_daily (version, uuid);
+     CREATE TABLE health_outcomes (
+       uuid TEXT NOT NULL REFERENCES devices (uuid) ON DELETE CASCADE,
+       version TEXT NOT NULL,
+       seq ${d.bigint} NOT NULL,
+       outcome TEXT NOT NULL CHECK (outcome IN ('downloading', 'installing', 'succeeded', 'failed')),
+       reason TEXT,
+       detail TEXT,
+       from_version TEXT NOT NULL,
+       at TEXT NOT NULL,
+       PRIMARY KEY (uuid, version)
+     )${d.sqlite(' WITHOUT ROWID')};
+     CREATE INDEX health_outcomes_version ON health_outcomes (version, uuid);
+     ALTER TABLE rollouts ADD COLUMN health_margin ${d.real};
+     -- 100: HEALTH_MIN_DEVICE_HOURS_DEFAULT (cloud/device-health/definitions.ts) when this was written.
+     ALTER TABLE rollouts ADD COLUMN health_min_device_hours INTEGER NOT NULL DEFAULT 100;`,
   ];
 }
 

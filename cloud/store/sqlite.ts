@@ -12,6 +12,7 @@ import { NONCE_PURGE_EVERY } from './backups/rows.ts';
 import { sqliteConsoleSessions } from './console-sessions/sqlite.ts';
 import { sqliteDevices } from './devices/sqlite.ts';
 import { adoptDomains } from './domains.ts';
+import { sqliteHealth } from './health/sqlite.ts';
 import { migrate, sqliteBook } from './migrate.ts';
 import { sqliteReleases } from './releases/sqlite.ts';
 import { SQLITE_MIGRATIONS } from './schema.ts';
@@ -98,6 +99,7 @@ export class SqliteStore implements CloudStore {
       ...sqliteAppconfig(c),
       ...sqliteAudit(c),
       ...sqliteConsoleSessions(c),
+      ...sqliteHealth(c),
     };
     adoptDomains(this, domains);
   }

@@ -8,6 +8,7 @@ import type { AuditStore } from './audit/types.ts';
 import type { BackupStore } from './backups/types.ts';
 import type { ConsoleSessionStore } from './console-sessions/types.ts';
 import type { DeviceStore } from './devices/types.ts';
+import type { HealthStore } from './health/types.ts';
 import type { ReleaseStore } from './releases/types.ts';
 import type { StoreStats } from './stats.ts';
 
@@ -16,11 +17,12 @@ export type * from './audit/types.ts';
 export type * from './backups/types.ts';
 export type * from './console-sessions/types.ts';
 export type * from './devices/types.ts';
+export type * from './health/types.ts';
 export type * from './releases/types.ts';
 export type { StoreStats } from './stats.ts';
 
 /** Every domain's repository: what a store is made of, one half of each per database. */
-export interface DomainStores extends ReleaseStore, DeviceStore, BackupStore, AppconfigStore, AuditStore, ConsoleSessionStore {}
+export interface DomainStores extends ReleaseStore, DeviceStore, BackupStore, AppconfigStore, AuditStore, ConsoleSessionStore, HealthStore {}
 
 export interface CloudStore extends DomainStores {
   readonly kind: 'sqlite' | 'postgres';

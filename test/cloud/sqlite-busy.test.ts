@@ -79,7 +79,7 @@ describe('SqliteStore under another writer', () => {
     ];
     const staged = store.stageConfig('svc-func-ota', { logging: 'DEBUG' }, 't');
     // A write whose statement fails (a row the schema refuses) fails alone.
-    const refused = store.putRollout({ class: 'c', productHex: '0x00000001', application: 'c', version: '2026.01.01', percent: 10, groups: [], stepPercent: null, stepEverySeconds: null, errorThresholdPercent: 20, minReports: 5, state: 'nonsense' as 'active', anchorAtMs: 0, pausedReason: null, createdAt: 't', updatedAt: 't' });
+    const refused = store.putRollout({ class: 'c', productHex: '0x00000001', application: 'c', version: '2026.01.01', percent: 10, groups: [], stepPercent: null, stepEverySeconds: null, errorThresholdPercent: 20, minReports: 5, healthMargin: null, healthMinDeviceHours: 100, state: 'nonsense' as 'active', anchorAtMs: 0, pausedReason: null, createdAt: 't', updatedAt: 't' });
     await new Promise((r) => setTimeout(r, 30));
     other.exec('COMMIT');
     const [first, , replay, , created, again] = await Promise.all(writes);

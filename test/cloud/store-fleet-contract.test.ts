@@ -18,6 +18,8 @@ const rollout = (version: string, o: Partial<Rollout> = {}): Rollout => ({
   stepEverySeconds: null,
   errorThresholdPercent: 20,
   minReports: 5,
+  healthMargin: null,
+  healthMinDeviceHours: 100,
   state: 'active',
   anchorAtMs: 1000,
   pausedReason: null,

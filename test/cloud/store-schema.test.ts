@@ -32,6 +32,8 @@ const FAMILIES: Record<string, string> = {
   text: 'text',
   blob: 'bytes',
   bytea: 'bytes',
+  real: 'real',
+  'double precision': 'real',
 };
 const family = (type: string) => FAMILIES[type.toLowerCase()] ?? `unknown type ${type}`;
 
@@ -116,6 +118,8 @@ describe('the SQLite and PostgreSQL schemas', () => {
     expect(onSqlite.tables.audit_log?.[0]).toEqual({ name: 'id', family: 'integer', notNull: true, default: 'assigned', primaryKey: 1 });
     expect(onPostgres.tables.firmware_releases?.find((c) => c.name === 'hosted')).toEqual({ name: 'hosted', family: 'integer', notNull: true, default: '0', primaryKey: 0 });
     expect(onPostgres.indexes.device_groups_name).toBe('device_groups (group_name, uuid)');
+    expect(onSqlite.tables.rollouts?.find((c) => c.name === 'health_margin')).toEqual({ name: 'health_margin', family: 'real', notNull: false, default: null, primaryKey: 0 });
+    expect(onPostgres.tables.health_daily?.filter((c) => c.primaryKey > 0).map((c) => c.name)).toEqual(['uuid', 'version', 'day']);
     expect(onPostgres).toEqual(onSqlite);
   });
 });

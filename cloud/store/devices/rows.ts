@@ -2,6 +2,7 @@
 // device's backup for the inventory): row shapes, their records, and the one inventory query, written
 // once with the placeholder style of each database. PostgreSQL returns BIGINT as strings, SQLite as
 // numbers; both go through here.
+import { deviceHealthFromRow, INVENTORY_HEALTH_COLUMNS } from '../health/rows.ts';
 import type { DeviceRecord, InventoryFilter, InventoryRecord, OtaCheckState } from './types.ts';
 
 export interface DeviceRow {
@@ -35,6 +36,8 @@ export interface InventoryRow {
   backup_size: number | string | null;
   backup_etag: string | null;
   last_backup_date: string | null;
+  /** The device's health state (health_devices), each column as health_<column>. */
+  [health: `health_${string}`]: unknown;
 }
 
 export function inventoryFromRow(r: InventoryRow, groups: string[]): InventoryRecord {
@@ -51,6 +54,7 @@ export function inventoryFromRow(r: InventoryRow, groups: string[]): InventoryRe
         : { at: r.last_check_at, version: r.last_check_version!, track: { class: r.last_check_class!, productHex: r.last_check_product_hex!, application: r.last_check_application! } },
     offer: r.offered_version === null ? null : { version: r.offered_version, fromVersion: r.offered_from!, at: r.offered_at! },
     backup: r.last_backup_date === null ? null : { size: Number(r.backup_size), etag: r.backup_etag, lastBackupDate: r.last_backup_date },
+    health: deviceHealthFromRow(r),
   };
 }
 
@@ -107,14 +111,17 @@ export function inventoryQuery(f: InventoryFilter, placeholder: (n: number) => s
     where.push(`(lower(d.uuid) LIKE ${p(pattern)} ESCAPE '\\' OR lower(COALESCE(d.label, '')) LIKE ${p(pattern)} ESCAPE '\\')`);
   }
   if (f.group !== undefined) where.push(`EXISTS (SELECT 1 FROM device_groups g WHERE g.uuid = d.uuid AND g.group_name = ${p(f.group)})`);
+  if (f.crashedSince !== undefined) where.push(`h.crash_at >= ${p(f.crashedSince)}`);
+  if (f.lowHeapBelow !== undefined) where.push(`h.heap_block < ${p(f.lowHeapBelow)}`);
   if (f.after !== undefined) where.push(`d.uuid${collate} > ${p(f.after)}`);
   const sql = `SELECT d.uuid, d.public_key_pem, d.enrolled_at, d.updated_at, d.label,
       i.last_check_at, i.last_check_version, i.last_check_class, i.last_check_product_hex, i.last_check_application,
       i.offered_version, i.offered_from, i.offered_at,
-      b.size AS backup_size, b.etag AS backup_etag, b.last_backup_date
+      b.size AS backup_size, b.etag AS backup_etag, b.last_backup_date, ${INVENTORY_HEALTH_COLUMNS}
     FROM devices d
     LEFT JOIN device_inventory i ON i.uuid = d.uuid
     LEFT JOIN backups b ON b.uuid = d.uuid
+    LEFT JOIN health_devices h ON h.uuid = d.uuid
     ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY d.uuid${collate} LIMIT ${p(f.limit)}`;
   return { sql, params };

@@ -1,6 +1,8 @@
 // Enrolled devices with their groups and inventory: what the cloud knows of each from its OTA checks
 // (docs/device-inventory.md). Tables: devices, device_groups, device_inventory; an inventory flush also
-// settles and offers rollout outcomes (rollout_outcomes) in its transaction.
+// settles and offers rollout outcomes (rollout_outcomes) in its transaction, and the inventory query
+// reads each device's backup (backups) and health (health_devices).
+import type { DeviceHealthState } from '../health/types.ts';
 import type { ReleaseTrack } from '../releases/types.ts';
 
 export interface DeviceRecord {
@@ -46,6 +48,10 @@ export interface InventoryFilter {
   /** A part of the UUID or of the label (case-insensitive). */
   search?: string;
   group?: string;
+  /** Devices whose last unexpected reboot is at or after this ISO time (docs/device-health.md). */
+  crashedSince?: string;
+  /** Devices whose last heartbeat's largest free block is below this many bytes. */
+  lowHeapBelow?: number;
   /** Keyset pagination: UUIDs after this one. */
   after?: string;
   limit: number;
@@ -56,6 +62,8 @@ export interface InventoryRecord extends DeviceRecord {
   lastCheck: { at: string; version: string; track: ReleaseTrack } | null;
   offer: { version: string; fromVersion: string; at: string } | null;
   backup: { size: number; etag: string | null; lastBackupDate: string } | null;
+  /** What its health reports said last (null: none yet). */
+  health: DeviceHealthState | null;
 }
 
 export interface DeviceStore {

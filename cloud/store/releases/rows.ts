@@ -70,6 +70,8 @@ export interface RolloutRow extends TrackColumns {
   step_every_seconds: number | string | null;
   error_threshold_percent: number | string;
   min_reports: number | string;
+  health_margin: number | null;
+  health_min_device_hours: number | string;
   anchor_at_ms: number | string;
   paused_reason: string | null;
   created_at: string;
@@ -88,6 +90,8 @@ export const ROLLOUT_COLUMNS = [
   'step_every_seconds',
   'error_threshold_percent',
   'min_reports',
+  'health_margin',
+  'health_min_device_hours',
   'anchor_at_ms',
   'paused_reason',
   'created_at',
@@ -116,6 +120,8 @@ export function rolloutFromRow(r: RolloutRow): Rollout {
     stepEverySeconds: numOrNull(r.step_every_seconds),
     errorThresholdPercent: Number(r.error_threshold_percent),
     minReports: Number(r.min_reports),
+    healthMargin: r.health_margin === null ? null : Number(r.health_margin),
+    healthMinDeviceHours: Number(r.health_min_device_hours),
     anchorAtMs: Number(r.anchor_at_ms),
     pausedReason: r.paused_reason,
     createdAt: r.created_at,
@@ -137,6 +143,8 @@ export function rolloutValues(r: Rollout): unknown[] {
     r.stepEverySeconds,
     r.errorThresholdPercent,
     r.minReports,
+    r.healthMargin,
+    r.healthMinDeviceHours,
     r.anchorAtMs,
     r.pausedReason,
     r.createdAt,

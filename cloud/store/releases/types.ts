@@ -73,6 +73,13 @@ export interface RolloutSettings {
   errorThresholdPercent: number;
   /** …once at least this many outcomes are in. */
   minReports: number;
+  /**
+   * The health gate: paused by itself when the release's unexpected reboots per 1,000 device-hours exceed
+   * the previous RELEASED version's by more than this (null: off)…
+   */
+  healthMargin: number | null;
+  /** …once its devices have run it this many hours. */
+  healthMinDeviceHours: number;
 }
 
 export interface Rollout extends RolloutSettings, ReleaseTrack {
