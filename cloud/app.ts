@@ -15,6 +15,8 @@ import { ConsoleSessions, sessionRoutes, superUserOrSession } from './console/se
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
 import { backupFastPath, backupPusher, backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
+import { deviceHealthRoutes, healthReportTooLarge } from './device-health/routes.ts';
+import { HealthService } from './device-health/service.ts';
 import { ApiError } from './errors.ts';
 import type { CloudFunction } from './functions.ts';
 import { healthRoutes } from './health.ts';
@@ -85,9 +87,13 @@ export interface Cloud {
   stop(): Promise<void>;
 }
 
-/** Which cloud function a request belongs to, by its first path segment. */
+/** A device's health reports (docs/device-health.md): the health function's, not the backups'. */
+const DEVICE_HEALTH_PATH = /^\/devices\/[^/]+\/health\/?$/i;
+
+/** Which cloud function a request belongs to, by its first path segment (a device's health reports, by the last). */
 export function functionForPath(path: string): CloudFunction | undefined {
   if (path.startsWith('/ota/') || path.startsWith('/images/')) return 'svc-func-ota';
+  if (DEVICE_HEALTH_PATH.test(path)) return 'svc-func-health';
   if (path.startsWith('/devices/')) return 'svc-func-backup';
   if (path === '/appconfig' || path.startsWith('/appconfig/')) return 'svc-func-appconfig';
   if (path === '/admin' || path.startsWith('/admin/') || path === '/console' || path.startsWith('/console/')) return 'svc-func-admin';
@@ -139,6 +145,7 @@ export function createCloud(deps: CloudDeps): Cloud {
   const superUser = superUserOrSession(verifyToken, sessions);
   const appconfig = new AppConfigService(store, levels, config.appconfigDeploySeconds, now, peers);
   const releases = new ReleaseService(store, ota, log('svc-func-admin'), now);
+  const health = new HealthService(store, releases, log('svc-func-health'), now);
   const inventory = new OtaCheckRecorder(store, log('svc-func-ota'), now, (failed) => releases.pauseOverThreshold(failed));
   ota.onCheck = (seen) => inventory.record(seen);
   const images = new HostedImages(store, ota, workerShare(config.imageCacheBytes, workers));
@@ -182,9 +189,10 @@ export function createCloud(deps: CloudDeps): Cloud {
   const bodies = new BodyPool(Math.min(8 * 1024 * 1024, limits.uploadMaxActive * 64 * 1024));
   const backupDeps = { store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate, bodies };
   app.use(backupRoutes(backupDeps));
+  app.use(deviceHealthRoutes({ health, auth, log: log('svc-func-health'), bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs }));
   app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
   app.use(
-    adminRoutes({ store, releases, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
+    adminRoutes({ store, releases, health, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
   );
   app.use(sessionRoutes(verifyToken, sessions));
   app.use(pageRoutes(CONSOLE_WEB, { page: '/console', assets: '/console/' }));
@@ -229,6 +237,11 @@ export function createCloud(deps: CloudDeps): Cloud {
     const declared = Number(req.headers['content-length']);
     if (req.method === 'POST' && /^\/devices\/[^/]+\/backup(\?|$)/.test(req.url ?? '') && declared > MAX_BACKUP_BYTES) {
       renderError(res, new ApiError('backup_too_large', { limit_bytes: MAX_BACKUP_BYTES, content_length: declared }), log('svc-func-backup'), {}, { bodyComing: false });
+      return true;
+    }
+    const tooLargeReport = req.method === 'POST' && DEVICE_HEALTH_PATH.test((req.url ?? '').split('?', 1)[0]!) ? healthReportTooLarge(declared) : undefined;
+    if (tooLargeReport) {
+      renderError(res, tooLargeReport, log('svc-func-health'), {}, { bodyComing: false });
       return true;
     }
     if (req.method === 'PUT' && /^\/admin\/firmware\/[^/]+\/[^/]+\/[^/]+\/[^/]+\/image(\?|$)/.test(req.url ?? '') && declared > MAX_IMAGE_BYTES) {

@@ -2,6 +2,7 @@
 // message. Routes throw `ApiError(code)`; one middleware (and the OTA fast path) turn it into
 // `{"error": code, "message": text, "details"?: {...}}` (DESIGN.md section 4). Never a stack trace.
 import { MAX_BACKUP_BYTES } from './backup/limits.ts';
+import { HEALTH_REPORT_MAX_BYTES } from './device-health/definitions.ts';
 
 export const ERROR_CATALOG = {
   // generic
@@ -54,6 +55,10 @@ export const ERROR_CATALOG = {
   nonce_replayed: { status: 401, message: 'X-Device-Nonce was already used' },
   backup_too_large: { status: 413, message: `The backup exceeds ${MAX_BACKUP_BYTES} bytes (512 KB)` },
   backup_not_found: { status: 404, message: 'No backup is stored for this device' },
+
+  // Device health reports (docs/device-health.md)
+  invalid_health_report: { status: 400, message: 'The body is not a health report of the expected shape' },
+  health_report_too_large: { status: 413, message: `A health report is at most ${HEALTH_REPORT_MAX_BYTES} bytes` },
 
   // Runtime configuration (spec 2.7, 3.4)
   invalid_function_name: { status: 400, message: 'The function name must start with svc-func-' },

@@ -3,11 +3,14 @@
 // A named shape (one with a `title` in COMPONENTS) appears once under components.schemas and as a
 // $ref everywhere else. Every operation names its authorizer (docs/openapi-lint.md): the bearer JWT
 // of the admin routes, the device signature headers of the backup routes, or none (`security: []`).
-import { COMPONENTS, DeviceSignatureHeaders } from './schema/api.ts';
+import { COMPONENTS as API_COMPONENTS, DeviceSignatureHeaders } from './schema/api.ts';
+import { HEALTH_COMPONENTS } from './schema/health.ts';
 import { ANY_ROUTE_RESPONSES, ROUTES, type ResponseSpec, type RouteSpec } from './schema/routes.ts';
 import { PACKAGE_VERSION } from './version.ts';
 
 type Json = Record<string, unknown>;
+
+const COMPONENTS = { ...API_COMPONENTS, ...HEALTH_COMPONENTS };
 
 const NAMED = new Set(Object.keys(COMPONENTS));
 

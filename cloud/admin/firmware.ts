@@ -44,6 +44,8 @@ export function rolloutChange(body: unknown): RolloutChange {
     stepEverySeconds: b.step_every_seconds,
     errorThresholdPercent: b.error_threshold_percent,
     minReports: b.min_reports,
+    healthMargin: b.health_margin,
+    healthMinDeviceHours: b.health_min_device_hours,
   };
 }
 

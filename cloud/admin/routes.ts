@@ -9,6 +9,8 @@ import { ApiError } from '../errors.ts';
 import { route, sendJson } from '../http.ts';
 import { requireJsonBody } from '../json-body.ts';
 import type { FunctionLogger } from '../logging.ts';
+import type { HealthService } from '../device-health/service.ts';
+import { deviceHealthView } from '../device-health/views.ts';
 import type { ReleaseService } from '../ota/releases.ts';
 import { Type } from '@sinclair/typebox';
 import { DeviceGroupsBody, EnrollBody, InventoryQuery, Label, UuidParams } from '../schema/api.ts';
@@ -16,11 +18,13 @@ import { checked, checker } from '../schema/request.ts';
 import type { CloudStore, DeviceRecord, InventoryFilter, InventoryRecord } from '../store/types.ts';
 import { auditRoutes, who } from './audit.ts';
 import { firmwareRoutes } from './firmware.ts';
+import { healthAdminRoutes } from './health.ts';
 import { signingRoutes } from './signing.ts';
 
 export interface AdminRoutesDeps {
   store: CloudStore;
   releases: ReleaseService;
+  health: HealthService;
   superUser: RequestHandler;
   log: FunctionLogger;
   now: () => number;
@@ -50,6 +54,7 @@ export function inventoryView(d: InventoryRecord) {
     last_check: d.lastCheck && { at: d.lastCheck.at, version: d.lastCheck.version, class: d.lastCheck.track.class, product_hex: d.lastCheck.track.productHex, application: d.lastCheck.track.application },
     offer: d.offer && { version: d.offer.version, from_version: d.offer.fromVersion, at: d.offer.at },
     backup: d.backup && { size: d.backup.size, etag: d.backup.etag, last_backup_date: d.backup.lastBackupDate },
+    health: deviceHealthView(d.health),
   };
 }
 
@@ -73,6 +78,8 @@ export function inventoryFilter(query: unknown, nowMs: number): InventoryFilter 
   if (q.no_backup_since !== undefined || q.no_backup_days !== undefined) f.noBackupSince = q.no_backup_since !== undefined ? isoOf(q.no_backup_since) : daysAgo(q.no_backup_days!);
   if (q.search !== undefined) f.search = q.search;
   if (q.group !== undefined) f.group = q.group;
+  if (q.crashed_days !== undefined) f.crashedSince = daysAgo(q.crashed_days);
+  if (q.low_heap !== undefined) f.lowHeapBelow = Number(q.low_heap);
   if (q.after !== undefined) f.after = q.after;
   return f;
 }
@@ -151,6 +158,7 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
 
   router.use(firmwareRoutes({ releases: deps.releases, store, config: deps.config, log, bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs, uploads: deps.uploads }));
   router.use(signingRoutes(store, log, now));
+  router.use(healthAdminRoutes(deps.health));
   router.use(auditRoutes(store));
   return router;
 }

@@ -36,17 +36,8 @@ export type UpdateStep = (typeof UPDATE_STEPS)[number];
  * firmware/src/core/health/outcomes.ts. `rolled_back` is shown apart from the other failures.
  */
 export const UPDATE_FAILURE_REASONS = [
-  'download_failed',
-  'size_mismatch',
-  'hash_mismatch',
-  'image_invalid',
-  'image_mismatch',
-  'signature_invalid',
-  'secure_version_too_low',
-  'no_space',
-  'rolled_back',
-  'interrupted',
-  'refused_unconfirmed',
+  'download_failed', 'size_mismatch', 'hash_mismatch', 'image_invalid', 'image_mismatch', 'signature_invalid',
+  'secure_version_too_low', 'no_space', 'rolled_back', 'interrupted', 'refused_unconfirmed',
 ] as const;
 export type UpdateFailureReason = (typeof UPDATE_FAILURE_REASONS)[number];
 

@@ -15,7 +15,8 @@ import type { SettledRelease } from './inventory.ts';
 import { toManifest } from './manifest.ts';
 import { checkReleaseImage } from './release-checks.ts';
 import { HEALTH_MIN_DEVICE_HOURS_DEFAULT } from '../device-health/definitions.ts';
-import { effectivePercent, overErrorThreshold } from './rollout.ts';
+import { unexpectedOf } from '../device-health/views.ts';
+import { effectivePercent, healthGate, overErrorThreshold, type HealthSample } from './rollout.ts';
 import type { OtaService } from './service.ts';
 
 /** Rollout settings as a request gives them: any may be left out (then the current value, or the default). */
@@ -212,22 +213,62 @@ export class ReleaseService {
       if (!overErrorThreshold(rollout, counts)) continue;
       const reported = counts.succeeded + counts.failed;
       const reason = `error threshold: ${counts.failed} of ${reported} reported installs failed (threshold ${rollout.errorThresholdPercent} %, at least ${rollout.minReports} reports)`;
-      const at = this.iso();
-      const paused = await this.store.updateRollout(track, version, { state: 'paused', percent: effectivePercent(rollout, this.now()), anchorAtMs: this.now(), pausedReason: reason, updatedAt: at }, 'active');
-      if (!paused) continue; // another instance paused it first
-      await this.ota.changed(track);
-      this.log.warning('rollout paused on errors', { class: track.class, product_hex: track.productHex, application: track.application, version, failed: counts.failed, succeeded: counts.succeeded });
-      await this.store.appendAudit({
-        at,
-        actor: 'system',
-        via: 'system',
-        action: 'pauseRolloutOnErrors',
-        method: '-',
-        path: `/admin/firmware/${track.class}/${track.productHex}/${track.application}/${version}/rollout`,
-        status: 200,
-        details: { reason, ...counts },
-      });
+      await this.pauseBySystem(rollout, reason, { action: 'pauseRolloutOnErrors', warning: 'rollout paused on errors', log: { failed: counts.failed, succeeded: counts.succeeded }, details: { ...counts } });
     }
+  }
+
+  /** The previous RELEASED version of a track before `version` (what the health gate compares with), if any. */
+  async previousReleased(t: ReleaseTrack, version: string): Promise<string | undefined> {
+    return (await this.store.listReleases(t)).filter((r) => r.status === 'RELEASED' && r.version < version).at(-1)?.version;
+  }
+
+  /**
+   * The health gate, judged when an unexpected reboot of a device on `track` was counted against
+   * `version` (the only report that can raise its rate): an active rollout of that release with a
+   * margin pauses by itself when the release's rate exceeds the previous RELEASED version's by more than
+   * it, once the release has run its minimum device-hours (docs/staged-rollouts.md). Idempotent across
+   * workers and instances: only the one that moves the rollout from active records the pause.
+   */
+  async pauseOnHealth(track: ReleaseTrack, version: string): Promise<void> {
+    const rollout = (await this.store.listRollouts(track)).find((x) => x.version === version);
+    if (!rollout || rollout.state !== 'active' || rollout.healthMargin === null) return;
+    const previous = await this.previousReleased(track, version);
+    const figures = await this.store.releaseHealth({ track, versions: previous ? [version, previous] : [version] });
+    const sample = (v: string): HealthSample => {
+      const f = figures.find((x) => x.version === v)!;
+      return { version: v, unexpected: unexpectedOf(f.reboots), deviceSeconds: f.deviceSeconds };
+    };
+    const verdict = healthGate(rollout, sample(version), previous ? sample(previous) : null);
+    if (!verdict.over) return;
+    const rate = verdict.rate!.toFixed(1);
+    const against = previous ? `${verdict.previousRate.toFixed(1)} on ${previous}, the previous release` : '0 (no previous release)';
+    const reason = `health: ${rate} unexpected reboots per 1,000 device-hours (over ${verdict.deviceHours.toFixed(1)} device-hours) against ${against}; margin ${rollout.healthMargin}`;
+    const figuresOf = { rate: verdict.rate, previous_version: previous ?? null, previous_rate: verdict.previousRate, device_hours: verdict.deviceHours, margin: rollout.healthMargin, min_device_hours: rollout.healthMinDeviceHours };
+    await this.pauseBySystem(rollout, reason, { action: 'pauseRolloutOnHealth', warning: 'rollout paused on health', log: figuresOf, details: figuresOf });
+  }
+
+  /**
+   * Pauses an active rollout for the cloud itself (actor `system`), with a WARNING and an audit entry
+   * saying why; nothing when another worker or instance paused it first (the update only from `active`).
+   */
+  private async pauseBySystem(rollout: Rollout, reason: string, o: { action: string; warning: string; log: Record<string, unknown>; details: Record<string, unknown> }): Promise<void> {
+    const { version } = rollout;
+    const track: ReleaseTrack = { class: rollout.class, productHex: rollout.productHex, application: rollout.application };
+    const at = this.iso();
+    const paused = await this.store.updateRollout(track, version, { state: 'paused', percent: effectivePercent(rollout, this.now()), anchorAtMs: this.now(), pausedReason: reason, updatedAt: at }, 'active');
+    if (!paused) return;
+    await this.ota.changed(track);
+    this.log.warning(o.warning, { class: track.class, product_hex: track.productHex, application: track.application, version, ...o.log });
+    await this.store.appendAudit({
+      at,
+      actor: 'system',
+      via: 'system',
+      action: o.action,
+      method: '-',
+      path: `/admin/firmware/${track.class}/${track.productHex}/${track.application}/${version}/rollout`,
+      status: 200,
+      details: { reason, ...o.details },
+    });
   }
 
   view(r: Rollout, outcomes: OutcomeCounts): RolloutView {
@@ -244,6 +285,8 @@ export class ReleaseService {
       step_every_seconds: r.stepEverySeconds,
       error_threshold_percent: r.errorThresholdPercent,
       min_reports: r.minReports,
+      health_margin: r.healthMargin,
+      health_min_device_hours: r.healthMinDeviceHours,
       paused_reason: r.pausedReason,
       created_at: r.createdAt,
       updated_at: r.updatedAt,

@@ -3,6 +3,7 @@
 // raised by the schedule, or when it is in one of the rollout's groups. A paused rollout reaches nobody
 // new; one at 100 % reaches every device, even one that does not say who it is.
 import { createHash } from 'node:crypto';
+import { perThousandHours } from '../device-health/definitions.ts';
 import type { ReleaseTrack, Rollout } from '../store/types.ts';
 
 /** Buckets per percent point: a device's place in a rollout is one of 10,000. */
@@ -44,4 +45,35 @@ export function reaches(r: Rollout, uuid: string | undefined, groupMembers: Read
 export function overErrorThreshold(r: Pick<Rollout, 'errorThresholdPercent' | 'minReports'>, counts: { succeeded: number; failed: number }): boolean {
   const reported = counts.succeeded + counts.failed;
   return counts.failed > 0 && reported >= r.minReports && counts.failed * 100 >= r.errorThresholdPercent * reported;
+}
+
+/** What the health gate judges: a release's unexpected reboots and the time its devices ran it. */
+export interface HealthSample {
+  version: string;
+  unexpected: number;
+  deviceSeconds: number;
+}
+
+export interface HealthGateVerdict {
+  /** Unexpected reboots per 1,000 device-hours of the release, and of the previous RELEASED version (0 without one, or without its device-hours). */
+  rate: number | null;
+  previousRate: number;
+  deviceHours: number;
+  /** The release has run the minimum device-hours: the gate judges. */
+  judging: boolean;
+  /** Judging, and over the previous rate by more than the margin: the rollout pauses by itself. */
+  over: boolean;
+}
+
+/**
+ * The health gate of a rollout (docs/staged-rollouts.md): the release's rate of unexpected reboots per
+ * 1,000 device-hours against the previous RELEASED version's, once the release has run
+ * `healthMinDeviceHours`; over when it exceeds it by more than `healthMargin`. Off (never over) without a margin.
+ */
+export function healthGate(r: Pick<Rollout, 'healthMargin' | 'healthMinDeviceHours'>, current: HealthSample, previous: HealthSample | null): HealthGateVerdict {
+  const rate = perThousandHours(current.unexpected, current.deviceSeconds);
+  const previousRate = (previous && perThousandHours(previous.unexpected, previous.deviceSeconds)) ?? 0;
+  const deviceHours = current.deviceSeconds / 3600;
+  const judging = r.healthMargin !== null && deviceHours >= r.healthMinDeviceHours;
+  return { rate, previousRate, deviceHours, judging, over: judging && rate !== null && rate - previousRate > r.healthMargin! };
 }

@@ -95,7 +95,7 @@ export const GroupName = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63
 export const ChipName = Type.Unsafe<keyof typeof CHIPS>({ type: 'string', enum: Object.keys(CHIPS), description: 'The chip the image is for (default esp32s3)', [EXPECTED]: Object.keys(CHIPS).join(', ') });
 /** esp_app_desc_t.project_name holds 31 characters. */
 export const ProjectName = Type.String({ pattern: '^[A-Za-z0-9._-]{1,31}$', description: "The project the image's app descriptor must name", [EXPECTED]: '1 to 31 of A-Z a-z 0-9 . _ -' });
-const Digits = (max: number, description: string) => Type.String({ pattern: `^\\d{1,${max}}$`, description, [EXPECTED]: 'a whole number' });
+export const Digits = (max: number, description: string) => Type.String({ pattern: `^\\d{1,${max}}$`, description, [EXPECTED]: 'a whole number' });
 /** Query parameters of an image upload: what to check the image against, and its rollout. */
 export const ImageReleaseQuery = Type.Object(
   {
@@ -120,6 +120,15 @@ export const RolloutBody = Type.Object(
     step_every_seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 31_536_000 }), Type.Null()], { description: '…every so many seconds (null: raised by hand only)', [EXPECTED]: 'a whole number of seconds from 1 to 31536000, or null' })),
     error_threshold_percent: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Pause when failed installs reach this share of the reported outcomes', [EXPECTED]: 'a whole number from 1 to 100' })),
     min_reports: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: '…once at least this many outcomes are in', [EXPECTED]: 'a whole number from 1 to 1000000' })),
+    health_margin: Type.Optional(
+      Type.Union([Type.Number({ minimum: 0, maximum: 1_000_000 }), Type.Null()], {
+        description: "The health gate: pause when the release's unexpected reboots per 1,000 device-hours exceed the previous RELEASED version's by more than this (null: off)",
+        [EXPECTED]: 'a number from 0 to 1000000 (unexpected reboots per 1,000 device-hours), or null',
+      }),
+    ),
+    health_min_device_hours: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 100_000_000, description: '…once its devices have run it this many hours (default 100)', [EXPECTED]: 'a whole number of device-hours from 0 to 100000000' }),
+    ),
   },
   { title: 'RolloutSettings', additionalProperties: false, ...code('invalid_rollout') },
 );
@@ -159,6 +168,8 @@ export const InventoryQuery = Type.Object(
     no_backup_days: Type.Optional(Digits(5, 'No backup for this many days (or none)')),
     search: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'A part of the UUID or label, any case' })),
     group: Type.Optional(GroupName),
+    crashed_days: Type.Optional(Digits(5, 'An unexpected reboot in the last this many days (docs/device-health.md)')),
+    low_heap: Type.Optional(Digits(9, "The last heartbeat's largest free block below this many bytes")),
     after: Type.Optional({ ...DeviceUuid, description: 'The next page: UUIDs after this one (next_after of the previous page)', ...code('invalid_query') }),
     limit: Type.Optional(Digits(5, 'At most this many devices (1 to 10000, default 1000)')),
   },
@@ -223,7 +234,7 @@ export const ErrorBody = Type.Object(
   { title: 'Error', additionalProperties: false },
 );
 
-const DateTime = Type.String({ format: 'date-time' });
+export const DateTime = Type.String({ format: 'date-time' });
 export const Manifest = Type.Object(
   {
     class: Type.String(),
@@ -243,7 +254,7 @@ export type ManifestBody = Static<typeof Manifest>;
 export const VersionList = Type.Object({ versions: Type.Array(Manifest) }, { title: 'VersionList', additionalProperties: false });
 export const BackupStored = Type.Object({ message: Type.String(), last_backup_date: DateTime }, { title: 'BackupStored', additionalProperties: false });
 
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Configuration = Type.Object({ logging: Type.Optional(Type.String()) }, { additionalProperties: true });
 export const FunctionConfig = Type.Object(
   {
@@ -261,7 +272,24 @@ export const FunctionConfig = Type.Object(
   { title: 'FunctionConfig', additionalProperties: false },
 );
 export const FunctionConfigList = Type.Object({ functions: Type.Array(FunctionConfig) }, { title: 'FunctionConfigList', additionalProperties: false });
-const TrackFields = { class: Type.String(), product_hex: Type.String(), application: Type.String() };
+export const TrackFields = { class: Type.String(), product_hex: Type.String(), application: Type.String() };
+/** What the inventory knows of a device's health, from its reports (docs/device-health.md). */
+export const DeviceHealth = Type.Object(
+  {
+    last_report_at: { ...DateTime, description: 'When the cloud stored its newest report' },
+    last_boot: Nullable(Type.Object({ at: DateTime, reason: Type.String(), version: Type.String() }, { additionalProperties: false })),
+    last_crash: Nullable(
+      Type.Object(
+        { at: DateTime, kind: Type.String({ description: "The crash summary's kind, else the boot reason" }), message: Nullable(Type.String()), version: Type.String({ description: 'The version it was counted against' }) },
+        { additionalProperties: false, description: 'The last unexpected reboot' },
+      ),
+    ),
+    heap: Nullable(Type.Object({ at: DateTime, block: Type.Integer(), heap_min: Type.Integer() }, { additionalProperties: false, description: "The last heartbeat's largest free block and lowest free heap since boot, bytes" })),
+    rssi: Nullable(Type.Integer({ description: "The last heartbeat's RSSI, dBm (null: Ethernet, or no heartbeat)" })),
+    dropped: Nullable(Type.Integer({ description: 'Reports the board says it dropped' })),
+  },
+  { title: 'DeviceHealth', additionalProperties: false },
+);
 export const Device = Type.Object(
   {
     uuid: Type.String(),
@@ -273,6 +301,7 @@ export const Device = Type.Object(
     last_check: Type.Optional(Nullable(Type.Object({ at: DateTime, version: Type.String(), ...TrackFields }, { additionalProperties: false }))),
     offer: Type.Optional(Nullable(Type.Object({ version: Type.String(), from_version: Type.String(), at: DateTime }, { additionalProperties: false }))),
     backup: Type.Optional(Nullable(Type.Object({ size: Type.Integer(), etag: Nullable(Type.String()), last_backup_date: DateTime }, { additionalProperties: false }))),
+    health: Type.Optional(Nullable(DeviceHealth)),
   },
   { title: 'Device', additionalProperties: false },
 );
@@ -293,6 +322,8 @@ export const Rollout = Type.Object(
     step_every_seconds: Nullable(Type.Integer()),
     error_threshold_percent: Type.Integer(),
     min_reports: Type.Integer(),
+    health_margin: Nullable(Type.Number({ description: 'The health gate (null: off): unexpected reboots per 1,000 device-hours over the previous release' })),
+    health_min_device_hours: Type.Integer(),
     paused_reason: Nullable(Type.String()),
     created_at: DateTime,
     updated_at: DateTime,
@@ -387,6 +418,7 @@ export const COMPONENTS = {
   FunctionConfig,
   FunctionConfigList,
   Device,
+  DeviceHealth,
   DeviceList,
   Health,
   RolloutSettings: RolloutBody,

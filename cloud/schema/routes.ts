@@ -44,6 +44,8 @@ import {
   UuidParams,
   VersionList,
 } from './api.ts';
+import { DeviceHealthQuery, DeviceHealthTimeline, FleetHealth, FleetHealthQuery, HealthReport, HealthStored, ReleaseHealth } from './health.ts';
+import { HEALTH_REPORT_MAX_BYTES, HEARTBEAT_MAX_BYTES } from '../device-health/definitions.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -184,6 +186,24 @@ export const ROUTES: RouteSpec[] = [
     responses: { '204': empty('Deleted'), ...signatureErrors, '404': error('No backup stored') },
   },
   {
+    method: 'post',
+    path: '/devices/{uuid}/health',
+    operationId: 'postHealthReport',
+    summary: `Store one health report of a device: boot, heartbeat or update (docs/device-health.md); at most ${HEALTH_REPORT_MAX_BYTES} bytes, a heartbeat ${HEARTBEAT_MAX_BYTES}`,
+    params: UuidParams,
+    headers: DeviceSignatureHeaders,
+    body: { required: true, json: HealthReport },
+    responses: {
+      '200': json('That seq was stored before: nothing stored again', HealthStored),
+      '201': json('Stored', HealthStored),
+      ...signatureErrors,
+      '400': error('Missing or invalid headers, or a body that is not a report of its shape (invalid_health_report names the field)'),
+      '401': error('Unknown device, invalid signature, timestamp outside the window, or replayed nonce: nothing stored'),
+      '413': error(`Body over ${HEALTH_REPORT_MAX_BYTES} bytes (refused before it is read past that), or a heartbeat over ${HEARTBEAT_MAX_BYTES}`),
+      '415': error('Body is not application/json'),
+    },
+  },
+  {
     method: 'get',
     path: '/appconfig',
     operationId: 'listAppConfig',
@@ -269,6 +289,25 @@ export const ROUTES: RouteSpec[] = [
     bearer: true,
     params: UuidParams,
     responses: { '200': json('The device', Device), ...superUserErrors, '400': error('Invalid UUID'), '404': error('No such device') },
+  },
+  {
+    method: 'get',
+    path: '/admin/devices/{uuid}/health',
+    operationId: 'getDeviceHealth',
+    summary: "A device's health: its state, its reports newest first (boots with reasons, crashes, heartbeats, updates), its daily aggregates",
+    bearer: true,
+    params: UuidParams,
+    query: DeviceHealthQuery,
+    responses: { '200': json('The timeline', DeviceHealthTimeline), ...superUserErrors, '400': error('Invalid UUID or query'), '404': error('No such device') },
+  },
+  {
+    method: 'get',
+    path: '/admin/health',
+    operationId: 'getFleetHealth',
+    summary: 'The fleet health summary: devices reporting, crashed lately, low on heap, reports dropped; health by release',
+    bearer: true,
+    query: FleetHealthQuery,
+    responses: { '200': json('The summary', FleetHealth), ...superUserErrors, '400': error('A query parameter is not valid') },
   },
   {
     method: 'put',
@@ -374,6 +413,15 @@ export const ROUTES: RouteSpec[] = [
     bearer: true,
     params: ReleaseParams,
     responses: { '200': json('Revoked', Manifest), ...superUserErrors, '400': error('Invalid track or version'), '404': error('No such version') },
+  },
+  {
+    method: 'get',
+    path: '/admin/firmware/{class}/{product_hex}/{application}/{version}/health',
+    operationId: 'getReleaseHealth',
+    summary: "A release's health: devices, device-hours, unexpected reboots per 1,000 device-hours, crash-free share, update outcomes; the previous release's; its rollout's health gate",
+    bearer: true,
+    params: ReleaseParams,
+    responses: { '200': json('The figures', ReleaseHealth), ...superUserErrors, '400': error('Invalid track or version'), '404': error('No such version') },
   },
   {
     method: 'get',

@@ -6,6 +6,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import { ffceBlob, startTestCloud, type TestCloud } from '../helpers/cloud.ts';
+import { streamedPost } from '../helpers/streamed-post.ts';
 import { vectors } from '../helpers/vectors.ts';
 
 const sig = vectors.device_signature;
@@ -244,31 +245,7 @@ describe('header and body checks (400) and the UUID check (403)', () => {
  * request: the answer can only come from a server that decided before the body was complete.
  */
 function partialUpload(headers: Record<string, string>, chunks: Buffer[]): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    let answered = false;
-    const req = request(`${cloud.url}/devices/${UUID}/backup`, {
-      method: 'POST',
-      // A connection of its own: a kept-alive one the server is closing would reset this request.
-      agent: false,
-      headers: { ...signed(), 'content-type': 'application/octet-stream', ...headers },
-    });
-    req.on('response', (res) => {
-      answered = true;
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body: text });
-        req.destroy();
-      });
-    });
-    // The server may reset the connection once it has answered; that is not a failure.
-    req.on('error', (err) => {
-      if (!answered) reject(err);
-    });
-    req.flushHeaders();
-    for (const c of chunks) req.write(c);
-  });
+  return streamedPost(`${cloud.url}/devices/${UUID}/backup`, { ...signed(), 'content-type': 'application/octet-stream', ...headers }, chunks);
 }
 
 describe('size limit (413)', () => {

@@ -3,13 +3,11 @@
 // report sequences give the figures the definitions say (device-seconds, the version an unexpected
 // reboot is counted against, crash-free devices, update outcomes); daily aggregates outlive the reports
 // and are kept 400 days.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { HEALTH_DAYS_KEPT, HEALTH_REPORTS_KEPT } from '../../cloud/device-health/definitions.ts';
-import { PostgresStore } from '../../cloud/store/postgres.ts';
-import { SqliteStore } from '../../cloud/store/sqlite.ts';
 import type { CloudStore, HealthReport, ReleaseTrack } from '../../cloud/store/types.ts';
 import { bootReport, heartbeatReport, updateReport } from '../helpers/health.ts';
-import { freshDatabase } from '../helpers/postgres.ts';
+import { BOTH_STORES, openedStore } from '../helpers/stores.ts';
 
 const T: ReleaseTrack = { class: 'ctl', productHex: '0x00000001', application: 'ctl' };
 /** The tracks of the counting test: its own, and another. */
@@ -21,15 +19,12 @@ const AT = '2026-06-01T10:00:00.000Z';
 const none = { watchdog: 0, abort: 0, panic: 0, brownout: 0, unknown: 0 };
 const noCrash = { memory_full: 0, stack_overflow: 0, unhandled_exception: 0, unhandled_rejection: 0, abort: 0, panic: 0 };
 
-describe.each([
-  ['SQLite', async () => new SqliteStore(':memory:') as CloudStore],
-  ['PostgreSQL', async () => (await PostgresStore.connect(await freshDatabase())) as CloudStore],
-])('%s store, device health', (_name, open) => {
+describe.each(BOTH_STORES)('%s store, device health', (_name, open) => {
+  const opened = openedStore(open);
   let store: CloudStore;
-  beforeAll(async () => {
-    store = await open();
+  beforeAll(() => {
+    store = opened();
   });
-  afterAll(() => store.close());
 
   /** Enrolls devices, each last checking on a track. */
   async function devices(track: ReleaseTrack, ...uuids: string[]) {
