@@ -16,6 +16,7 @@ import { efuseCommand } from './commands/efuse.ts';
 import { enrollCommand } from './commands/enroll.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
+import { healthCommands } from './commands/health.ts';
 import { auditCommand, inventoryCommands, rolloutCommands } from './commands/inventory.ts';
 import { releaseFirmware, releaseOptions, type ReleaseOptions } from './commands/release.ts';
 import { monitorCommand } from './commands/monitor.ts';
@@ -158,6 +159,7 @@ export function buildProgram(): Command {
       process.stdout.write(`removed ${uuid}\n`);
     });
   inventoryCommands(device, client);
+  healthCommands(device, firmware, client);
 
   const appconfig = program.command('appconfig').description('Runtime configuration (log level) of the cloud functions');
   appconfig

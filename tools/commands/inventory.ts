@@ -3,27 +3,11 @@
 // for people, or the API's JSON with --json for scripts.
 import type { Static } from '@sinclair/typebox';
 import { InvalidArgumentError, type Command } from 'commander';
+import { LOW_HEAP_DEFAULT_BYTES } from '../../cloud/device-health/definitions.ts';
 import type { AuditList, Device, Rollout } from '../../cloud/schema/api.ts';
 import { path, type CloudClient } from '../client.ts';
-
-function wholeNumber(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`must be a whole number: ${value}`);
-  return n;
-}
-
-function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
-}
-
-/** Fixed-width columns; the last one is not padded. */
-export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
-  return [line(header), ...rows.map(line)].join('\n') + '\n';
-}
-
-const minute = (iso: string | undefined | null) => (iso ? iso.slice(0, 16).replace('T', ' ') : '-');
+import { minute, printJson, table, wholeNumber } from '../cli/output.ts';
+import { healthLines } from './health.ts';
 
 type DeviceView = Static<typeof Device> & { groups: string[] };
 
@@ -42,6 +26,23 @@ function deviceRows(devices: DeviceView[]): string {
   );
 }
 
+/** The inventory with its health (--health, --crashed-days, --low-heap): last boot and crash, heap headroom, RSSI, reports dropped. */
+function healthRows(devices: DeviceView[]): string {
+  return table(
+    ['UUID', 'VERSION', 'LAST BOOT', 'LAST CRASH', 'BLOCK', 'HEAP MIN', 'RSSI', 'DROPPED'],
+    devices.map(({ uuid, last_check, health: h }) => [
+      uuid,
+      last_check?.version ?? '-',
+      h?.last_boot ? `${minute(h.last_boot.at)} ${h.last_boot.reason}` : '-',
+      h?.last_crash ? `${minute(h.last_crash.at)} ${h.last_crash.kind}` : '-',
+      String(h?.heap?.block ?? '-'),
+      String(h?.heap?.heap_min ?? '-'),
+      String(h?.rssi ?? '-'),
+      String(h?.dropped ?? '-'),
+    ]),
+  );
+}
+
 interface ListOptions {
   class?: string;
   productHex?: string;
@@ -51,6 +52,9 @@ interface ListOptions {
   notBackedUpDays?: number;
   search?: string;
   group?: string;
+  crashedDays?: number;
+  lowHeap?: number | true;
+  health?: boolean;
   limit?: number;
   all?: boolean;
   json?: boolean;
@@ -68,6 +72,9 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
     .option('--not-backed-up-days <n>', 'no backup for n days (or none)', wholeNumber)
     .option('--search <text>', 'a part of the UUID or label')
     .option('--group <name>', 'in this group')
+    .option('--crashed-days <n>', 'an unexpected reboot in the last n days (docs/device-health.md)', wholeNumber)
+    .option('--low-heap [bytes]', `the last heartbeat's largest free block below this (default ${LOW_HEAP_DEFAULT_BYTES})`, wholeNumber)
+    .option('--health', 'show health columns (last boot, last crash, heap, RSSI, reports dropped); implied by --crashed-days and --low-heap')
     .option('--limit <n>', 'devices per page (default 1000)', wholeNumber)
     .option('--all', 'every page, not only the first')
     .option('--json', 'the API answer as JSON (for scripts)')
@@ -82,6 +89,8 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
       set('no_backup_days', o.notBackedUpDays);
       set('search', o.search);
       set('group', o.group);
+      set('crashed_days', o.crashedDays);
+      set('low_heap', o.lowHeap === true ? LOW_HEAP_DEFAULT_BYTES : o.lowHeap);
       set('limit', o.limit);
       const devices: DeviceView[] = [];
       let nextAfter: string | null = null;
@@ -92,13 +101,14 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
         nextAfter = o.all ? body.next_after : null;
         if (!o.all && body.next_after) process.stderr.write(`more devices: --all, or --limit; next page after ${body.next_after}\n`);
       } while (nextAfter);
+      const withHealth = o.health || o.crashedDays !== undefined || o.lowHeap !== undefined;
       if (o.json) printJson({ devices });
-      else process.stdout.write(devices.length === 0 ? 'no devices\n' : deviceRows(devices));
+      else process.stdout.write(devices.length === 0 ? 'no devices\n' : withHealth ? healthRows(devices) : deviceRows(devices));
     });
 
   device
     .command('show')
-    .description('One device: enrolment, groups, last OTA check and the version it was offered, last backup')
+    .description('One device: enrolment, groups, last OTA check and the version it was offered, last backup, health')
     .argument('<uuid>')
     .option('--json', 'the API answer as JSON')
     .action(async (uuid: string, o: { json?: boolean }) => {
@@ -111,6 +121,7 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
         `  last check   ${d.last_check ? `${d.last_check.at}  ${d.last_check.version} on ${d.last_check.class}/${d.last_check.product_hex}/${d.last_check.application}` : 'never'}`,
         `  offered      ${d.offer ? `${d.offer.version} (from ${d.offer.from_version}) at ${d.offer.at}` : '-'}`,
         `  last backup  ${d.backup ? `${d.backup.last_backup_date}  ${d.backup.size} bytes  ETag ${d.backup.etag ?? '-'}` : 'none'}`,
+        ...healthLines(d.health),
       ];
       process.stdout.write(lines.join('\n') + '\n');
     });
@@ -133,8 +144,19 @@ export function formatRollout(r: RolloutView): string {
   return [
     `rollout of ${r.version}: ${r.state.toUpperCase()} at ${r.effective_percent} %${schedule}${r.groups.length ? `, groups ${r.groups.join(', ')}` : ''}`,
     `  outcomes: ${r.outcomes.succeeded} succeeded, ${r.outcomes.failed} failed, ${r.outcomes.pending} pending (pauses at ${r.error_threshold_percent} % failed of at least ${r.min_reports})`,
+    ...(r.health_margin === null
+      ? []
+      : [`  health gate: pauses when unexpected reboots per 1,000 device-hours exceed the previous release's by more than ${r.health_margin}, from ${r.health_min_device_hours} device-hours`]),
     ...(r.paused_reason ? [`  paused: ${r.paused_reason}`] : []),
   ].join('\n') + '\n';
+}
+
+/** `--health-margin`: a number of unexpected reboots per 1,000 device-hours, or `off` (kept as the word: commander turns a null into ''). */
+function healthMargin(value: string): number | 'off' {
+  if (value === 'off') return value;
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !Number.isFinite(n)) throw new InvalidArgumentError(`must be a number (unexpected reboots per 1,000 device-hours) or off: ${value}`);
+  return n;
 }
 
 export function rolloutCommands(program: Command, client: () => CloudClient): void {
@@ -153,7 +175,9 @@ export function rolloutCommands(program: Command, client: () => CloudClient): vo
     .option('--no-schedule', 'raise by hand only')
     .option('--error-threshold <percent>', 'pause when failed installs reach this share', wholeNumber)
     .option('--min-reports <n>', '…once this many outcomes are in', wholeNumber)
-    .action(async (c: string, p: string, a: string, v: string, o: { json?: boolean; percent?: number; groups?: string[]; stepPercent?: number; stepEvery?: number; schedule: boolean; errorThreshold?: number; minReports?: number }) => {
+    .option('--health-margin <n>', "the health gate: pause when unexpected reboots per 1,000 device-hours exceed the previous release's by more than n (off: turn it off)", healthMargin)
+    .option('--health-min-hours <h>', '…once the release has run this many device-hours (default 100)', wholeNumber)
+    .action(async (c: string, p: string, a: string, v: string, o: { json?: boolean; percent?: number; groups?: string[]; stepPercent?: number; stepEvery?: number; schedule: boolean; errorThreshold?: number; minReports?: number; healthMargin?: number | 'off'; healthMinHours?: number }) => {
       const body: Record<string, unknown> = {};
       if (o.percent !== undefined) body.percent = o.percent;
       if (o.groups) body.groups = o.groups;
@@ -162,6 +186,8 @@ export function rolloutCommands(program: Command, client: () => CloudClient): vo
       if (!o.schedule) Object.assign(body, { step_percent: null, step_every_seconds: null });
       if (o.errorThreshold !== undefined) body.error_threshold_percent = o.errorThreshold;
       if (o.minReports !== undefined) body.min_reports = o.minReports;
+      if (o.healthMargin !== undefined) body.health_margin = o.healthMargin === 'off' ? null : o.healthMargin;
+      if (o.healthMinHours !== undefined) body.health_min_device_hours = o.healthMinHours;
       show(o, (await client().request('PUT', path('admin', 'firmware', c, p, a, v, 'rollout'), body)).body);
     });
   for (const action of ['pause', 'resume'] as const) {
