@@ -8,6 +8,9 @@
 //                store (cloud/store/sqlite.ts or postgres.ts, the same DATABASE_URL); --hash-body also
 //                takes the body's SHA-256 (the cloud does not: the ETag is the device's hash of the
 //                plaintext, which it cannot check on the ciphertext);
+//   fair-health  the same for a health report (docs/device-health.md): the body read and parsed as
+//                JSON, the device, the window, the signature, the nonce, then the report stored (the
+//                store's one transaction), without the cloud's checks of its shape;
 //   bare-ota     answers every GET with the same precomputed manifest bytes.
 // Prints `baseline listening on http://…` once every process listens; SIGTERM stops it.
 import cluster from 'node:cluster';
@@ -17,7 +20,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { openStore } from '../../cloud/store/index.ts';
-import type { CloudStore } from '../../cloud/store/types.ts';
+import type { CloudStore, HealthReport } from '../../cloud/store/types.ts';
 
 const { values: o } = parseArgs({
   options: {
@@ -29,16 +32,19 @@ const { values: o } = parseArgs({
     'window-seconds': { type: 'string', default: '300' },
   },
 });
-const MODES = ['bare-ingest', 'fair-ingest', 'bare-ota'] as const;
+const MODES = ['bare-ingest', 'fair-ingest', 'fair-health', 'bare-ota'] as const;
 type Mode = (typeof MODES)[number];
 const mode = o.mode as Mode;
 if (!MODES.includes(mode)) throw new Error(`--mode must be one of ${MODES.join(', ')}, not ${JSON.stringify(o.mode)}`);
 const workers = Number(o.workers);
 if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number from 1, not ${JSON.stringify(o.workers)}`);
-if (mode === 'fair-ingest' && !o.database) throw new Error('--mode fair-ingest needs --database (a DATABASE_URL)');
+/** The fair limits do their work on the cloud's store. */
+const USES_STORE = mode === 'fair-ingest' || mode === 'fair-health';
+if (USES_STORE && !o.database) throw new Error(`--mode ${mode} needs --database (a DATABASE_URL)`);
 if (mode === 'bare-ota' && !o['manifest-file']) throw new Error('--mode bare-ota needs --manifest-file');
 
 const STORED = Buffer.from(JSON.stringify({ message: 'Backup stored', last_backup_date: new Date().toISOString() }));
+const REFUSED = Buffer.from(JSON.stringify({ error: 'unauthorized' }));
 const MAX_BODY = 512 * 1024;
 
 function answer(res: ServerResponse, status: number, body: Buffer): void {
@@ -78,22 +84,25 @@ function bareOta(): (req: IncomingMessage, res: ServerResponse) => void {
   return (_req, res) => answer(res, 200, manifest);
 }
 
-async function fairIngest(store: CloudStore): Promise<(req: IncomingMessage, res: ServerResponse) => void> {
+/**
+ * The essential work of a signed request around `write` (what is stored, and the answer): the body read
+ * into one Buffer, the device looked up, the timestamp window, the P-256 signature verified on libuv's
+ * pool (as the cloud does), the nonce inserted.
+ */
+function fairSigned(store: CloudStore, write: (uuid: string, body: Buffer, nowMs: number, req: IncomingMessage) => Promise<{ status: number; answer: Buffer }>) {
   const windowMs = Number(o['window-seconds']) * 1000;
   const keys = new Map<string, { pem: string; key: KeyObject }>();
-  const refused = Buffer.from(JSON.stringify({ error: 'unauthorized' }));
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const uuid = req.headers['x-device-uuid'] as string;
     const nonceB64 = req.headers['x-device-nonce'] as string;
     const timestamp = req.headers['x-device-timestamp'] as string;
     const signature = Buffer.from(req.headers['x-device-signature'] as string, 'base64');
     const body = await readBody(req);
-    if (!body) return answer(res, 413, refused);
-    if (o['hash-body']) createHash('sha256').update(body).digest('hex');
+    if (!body) return answer(res, 413, REFUSED);
     const device = await store.getDevice(uuid);
     const nowMs = Date.now();
     const ts = Date.parse(timestamp);
-    if (!device || !(Math.abs(nowMs - ts) <= windowMs)) return answer(res, 401, refused);
+    if (!device || !(Math.abs(nowMs - ts) <= windowMs)) return answer(res, 401, REFUSED);
     let cached = keys.get(uuid);
     if (!cached || cached.pem !== device.publicKeyPem) {
       cached = { pem: device.publicKeyPem, key: createPublicKey(device.publicKeyPem) };
@@ -102,18 +111,34 @@ async function fairIngest(store: CloudStore): Promise<(req: IncomingMessage, res
     const nonce = Buffer.from(nonceB64, 'base64');
     const message = Buffer.concat([nonce, Buffer.from(timestamp, 'utf8')]);
     const ok = await new Promise<boolean>((resolve) => verify('sha256', message, { key: cached.key, dsaEncoding: 'der' }, signature, (err, v) => resolve(!err && v)));
-    if (!ok || !(await store.recordNonce(uuid, nonceB64, ts + windowMs, nowMs))) return answer(res, 401, refused);
-    await store.putBackup(uuid, body, (req.headers.etag as string | undefined) ?? null, new Date(nowMs).toISOString());
-    answer(res, 200, STORED);
+    if (!ok || !(await store.recordNonce(uuid, nonceB64, ts + windowMs, nowMs))) return answer(res, 401, REFUSED);
+    const written = await write(uuid, body, nowMs, req);
+    answer(res, written.status, written.answer);
   };
-  return (req, res) => {
-    handle(req, res).catch(() => answer(res, 500, refused));
+  return (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res).catch(() => answer(res, 500, REFUSED));
   };
 }
 
+function fairIngest(store: CloudStore): (req: IncomingMessage, res: ServerResponse) => void {
+  return fairSigned(store, async (uuid, body, nowMs, req) => {
+    if (o['hash-body']) createHash('sha256').update(body).digest('hex');
+    await store.putBackup(uuid, body, (req.headers.etag as string | undefined) ?? null, new Date(nowMs).toISOString());
+    return { status: 200, answer: STORED };
+  });
+}
+
+function fairHealth(store: CloudStore): (req: IncomingMessage, res: ServerResponse) => void {
+  return fairSigned(store, async (uuid, body, nowMs) => {
+    const report = JSON.parse(body.toString('utf8')) as HealthReport;
+    const ingest = await store.putHealthReport(uuid, report, new Date(nowMs).toISOString());
+    return { status: ingest?.stored ? 201 : 200, answer: Buffer.from(JSON.stringify({ seq: report.seq })) };
+  });
+}
+
 async function serveWorker(): Promise<import('node:http').Server> {
-  const store = mode === 'fair-ingest' ? await openStore(o.database!, { workers }) : undefined;
-  const listener = mode === 'bare-ingest' ? bareIngest() : mode === 'bare-ota' ? bareOta() : await fairIngest(store!);
+  const store = USES_STORE ? await openStore(o.database!, { workers }) : undefined;
+  const listener = mode === 'bare-ingest' ? bareIngest() : mode === 'bare-ota' ? bareOta() : mode === 'fair-health' ? fairHealth(store!) : fairIngest(store!);
   const server = createServer({ keepAliveTimeout: 65_000 }, listener);
   await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
   process.once('SIGTERM', () => {
@@ -132,7 +157,7 @@ const listening = (port: number) => process.stdout.write(`baseline listening on 
 
 async function supervise(): Promise<void> {
   // As `fleet serve`: the store opened (and migrated) once before the processes that share it.
-  if (mode === 'fair-ingest') await (await openStore(o.database!)).close();
+  if (USES_STORE) await (await openStore(o.database!)).close();
   const started = Array.from({ length: workers }, () => cluster.fork());
   const ports = await Promise.all(started.map((w) => new Promise<number>((r) => w.once('listening', (a) => r(a.port)))));
   listening(ports[0]!);

@@ -9,11 +9,14 @@
 //      a bare node:http reader of the same 64 KB bodies, and the fair limit, a node:http server doing
 //      the upload's essential work on the same store; same load tool (autocannon) and concurrency,
 //   4. the OTA check against a bare node:http server answering the same manifest bytes,
-//   5. with --profile, a CPU profile of every cloud process and of the simulator, summarised, and the
+//   5. health ingest (docs/device-health.md): N simulated devices sending a boot report and a heartbeat
+//      each (every one read back), then signed heartbeats of one device against the fair limit's
+//      counterpart for a report (tools/bench/baseline-server.ts, fair-health),
+//   6. with --profile, a CPU profile of every cloud process and of the simulator, summarised, and the
 //      ingest's CPU per upload by what it is spent on.
 // Cloud instances run as child processes (`fleet serve`); the simulator and the load tool in this one.
 // Ends with lines scripts can read: `boot storm: …`, `ingest ratio to fair limit: <r>`,
-// `ingest ratio to bare: <r>`, `ota ratio to bare: <r>`.
+// `ingest ratio to bare: <r>`, `ota ratio to bare: <r>`, `health ingest devices=<n> lost=<n> ratio_to_fair_limit=<r>`.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
@@ -27,6 +30,7 @@ import { mintToken } from '../../cloud/auth/jwt.ts';
 import { sqliteOptionsFromUrl } from '../../cloud/store/database-url.ts';
 import { signDeviceRequest, type DeviceSignatureHeaders } from '../device-signer.ts';
 import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine.ts';
+import { simulatedReports } from '../simulate/health.ts';
 import { formatProfile, profileClockUs, summarizeProfile, type ProfileWindow } from '../simulate/profile.ts';
 import { startPostgres, type PostgresServer } from '../postgres-server.ts';
 import { CloudClient } from '../client.ts';
@@ -57,7 +61,7 @@ const { values: args } = parseArgs({
 if (args.help) {
   process.stdout.write(
     'usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--workers <n>] [--profile [--keep-profiles <dir>]] [--perf]\n' +
-      '                           [--only sqlite,postgres,ingest,ota] [--store sqlite|postgres] [--postgres-instances 2]\n' +
+      '                           [--only sqlite,postgres,ingest,ota,health] [--store sqlite|postgres] [--postgres-instances 2]\n' +
       '                           [--duration 12] [--rounds 3] [--connections 50] [--warmup 2] [--fair-hash-body]   (the ingest and OTA comparisons: each case\'s duration, in rounds)\n' +
       '                           [--sqlite-writer worker|inline|both|inline,worker,…]   (the SQLite store\'s upload writes)\n' +
       '  --store postgres --devices 100000: the large storm alone (docs/fleet-scale.md), not run in CI\n' +
@@ -91,7 +95,7 @@ if (args.perf && !perfAvailable()) {
 if (args.perf) (await import('node:v8')).setFlagsFromString(PERF_NODE_FLAGS[0]!);
 /** node flags of every child when --perf: their JavaScript frames named in perf's samples. */
 const PERF_ARGS = args.perf ? PERF_NODE_FLAGS : [];
-const PARTS = ['sqlite', 'postgres', 'ingest', 'ota'] as const;
+const PARTS = ['sqlite', 'postgres', 'ingest', 'ota', 'health'] as const;
 type Part = (typeof PARTS)[number];
 const ONLY: Set<Part> = (() => {
   if (args.only) {
@@ -175,7 +179,7 @@ function startCloud(env: Record<string, string>, nodeArgs: string[] = []): Promi
   return waitForListening(child, 'the cloud');
 }
 
-function startBaseline(mode: 'bare-ingest' | 'fair-ingest' | 'bare-ota', extra: string[] = [], nodeArgs: string[] = []): Promise<Child> {
+function startBaseline(mode: 'bare-ingest' | 'fair-ingest' | 'fair-health' | 'bare-ota', extra: string[] = [], nodeArgs: string[] = []): Promise<Child> {
   const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, '--import', TSX, BASELINE, '--mode', mode, '--workers', String(WORKERS), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   return waitForListening(child, `the ${mode} baseline`);
 }
@@ -494,6 +498,16 @@ function presign(privateKey: KeyObject, uuid: string, n: number): DeviceSignatur
   return out;
 }
 
+/** The fair limit's store: its own fresh file of the same store, the device enrolled in it directly; its DATABASE_URL. */
+async function fairDatabase(path: string, writer: 'worker' | 'inline', uuid: string, pem: string): Promise<string> {
+  const url = sqliteUrl(path, writer);
+  const { SqliteStore } = await import('../../cloud/store/sqlite.ts');
+  const seeded = new SqliteStore(sqliteOptionsFromUrl(url).path);
+  await seeded.putDevice(uuid, pem, new Date().toISOString());
+  await seeded.close();
+  return url;
+}
+
 const caseLine = (f: Measured) =>
   `${f.name.padEnd(58)} ${f.rps.toFixed(0).padStart(7)} ${f.p50.toFixed(1).padStart(8)} ${f.p99.toFixed(1).padStart(8)} ${String(f.bad).padStart(8)} ${f.cpuUsPerRequest.toFixed(0).padStart(19)} ${f.benchCpuUsPerRequest.toFixed(0).padStart(18)} ${(f.machineBusy * 100).toFixed(0).padStart(12)} %`;
 const CASE_HEADER = `${'case'.padEnd(58)}   req/s   p50 ms   p99 ms   failed   server CPU µs/req   bench CPU µs/req   machine busy`;
@@ -521,12 +535,7 @@ async function ingest(dir: string): Promise<string[]> {
     try {
       const bare = await startBaseline('bare-ingest');
       running.push(bare);
-      // The fair limit, on its own fresh file of the same store, the device enrolled in it directly.
-      const fairDb = sqliteUrl(join(dir, `fair-${writer}.sqlite`), writer);
-      const { SqliteStore } = await import('../../cloud/store/sqlite.ts');
-      const seeded = new SqliteStore(sqliteOptionsFromUrl(fairDb).path);
-      await seeded.putDevice(uuid, pem, new Date().toISOString());
-      await seeded.close();
+      const fairDb = await fairDatabase(join(dir, `fair-${writer}.sqlite`), writer, uuid, pem);
       const fairProf = join(dir, `prof-fair-${writer}`);
       const fair = await startBaseline('fair-ingest', ['--database', fairDb, ...(args['fair-hash-body'] ? ['--hash-body'] : [])], profileArgs(fairProf));
       running.push(fair);
@@ -571,12 +580,84 @@ async function ingest(dir: string): Promise<string[]> {
   return ratios;
 }
 
-async function ota(dir: string): Promise<string[]> {
+/**
+ * Health ingest (docs/device-health.md): DEVICES simulated devices (one serve, SQLite) each send a boot
+ * report and a heartbeat after their update check, every one read back; then signed heartbeats of one
+ * device, each a new seq, against the fair limit of a report (the essential work, on the same store).
+ */
+function healthIngest(dir: string): Promise<string[]> {
+  return onSeededCloud(dir, 'health', async (cloud, running) => {
+    const sim = new FleetSimulator({
+      urls: [cloud.url],
+      adminToken: await mintToken(new TextEncoder().encode(JWT_SECRET), { subject: 'bench', ttlSeconds: 3600 }),
+      devices: DEVICES,
+      spreadMs: SPREAD_MS,
+      deadlineMs: DEADLINE_MS,
+      health: true,
+      backups: false,
+      onProgress: (p) => err(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures`),
+    });
+    let r: SimResult;
+    try {
+      err(`health: enrolling ${DEVICES} devices…`);
+      await sim.enroll();
+      err(`health: ${DEVICES} devices send a boot report and a heartbeat${SPREAD_MS ? ` over ${SPREAD_MS / 1000} s` : ', all at once'}`);
+      r = await sim.run();
+    } finally {
+      sim.close();
+    }
+    const uuid = 'bench-health-0001';
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const fair = await startBaseline('fair-health', ['--database', await fairDatabase(join(dir, 'fair-health.sqlite'), WRITERS[0]!, uuid, pem)]);
+    running.push(fair);
+    await admin(cloud.url, 'PUT', `/admin/devices/${uuid}`, { public_key: pem });
+    /** Heartbeats of the device, a new seq each (a seq stored before is only answered, not stored). */
+    const heartbeats = (): autocannon.Request => {
+      const signed = presign(privateKey, uuid, Math.min(120_000, Math.ceil((WARMUP_S + DURATION_S) * 4000 * WORKERS)));
+      const report = simulatedReports('2026.01.01', Date.now).heartbeat;
+      let seq = 0;
+      return {
+        method: 'POST',
+        path: `/devices/${uuid}/health`,
+        setupRequest: (req) => ({ ...req, headers: { ...(signed.pop() ?? signDeviceRequest(privateKey, uuid)), 'content-type': 'application/json' }, body: JSON.stringify({ ...report(), seq: ++seq }) }),
+      };
+    };
+    const [f, c] = await compare([
+      { name: 'fair limit, a report\'s work (SQLite)', opts: { url: fair.url, requests: [heartbeats()] }, pid: fair.child.pid },
+      { name: 'cloud signed health report (heartbeat)', opts: { url: cloud.url, requests: [heartbeats()] }, pid: cloud.child.pid },
+    ]);
+    process.stdout.write(
+      [
+        `-- health ingest: ${r.devices} devices, a boot report and a heartbeat each (one serve of ${procs(WORKERS)}, SQLite)`,
+        ...formatResult(r),
+        `-- health ingest against the fair limit (heartbeats of one device, autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION_S / ROUNDS} s)`,
+        CASE_HEADER,
+        caseLine(f!),
+        caseLine(c!),
+        `rounds, req/s: ${[f!, c!].map((m) => `${m.name.split(',')[0]} ${m.roundRps.map((x) => x.toFixed(0)).join(' / ')}`).join('; ')}`,
+      ].join('\n') + '\n',
+    );
+    // A device that gave up a step, or whose reports are not both read back, lost reports.
+    return [`health ingest devices=${r.devices} lost=${r.health?.lost ?? r.devices} ratio_to_fair_limit=${ratio(c!, f!)}`];
+  });
+}
+
+/** A cloud (one serve, on SQLite in `dir`) with the bench's releases, and what `run` starts beside it: all stopped after it. */
+async function onSeededCloud<T>(dir: string, name: string, run: (cloud: Child, running: Child[]) => Promise<T>): Promise<T> {
   const running: Child[] = [];
   try {
-    const cloud = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, 'ota.sqlite')) });
+    const cloud = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, `${name}.sqlite`)) });
     running.push(cloud);
     await seedReleases(cloud.url);
+    return await run(cloud, running);
+  } finally {
+    for (const c of running) await stop(c);
+  }
+}
+
+function ota(dir: string): Promise<string[]> {
+  return onSeededCloud(dir, 'ota', async (cloud, running) => {
     const manifest = Buffer.from(await (await fetch(cloud.url + OTA_PATH)).arrayBuffer());
     const file = join(dir, 'manifest.json');
     writeFileSync(file, manifest);
@@ -596,9 +677,7 @@ async function ota(dir: string): Promise<string[]> {
       ].join('\n') + '\n',
     );
     return [`ota ratio to bare: ${ratio(c!, b!)}`];
-  } finally {
-    for (const r of running) await stop(r);
-  }
+  });
 }
 
 async function main(): Promise<void> {
@@ -680,6 +759,7 @@ async function main(): Promise<void> {
     }
     if (ONLY.has('ingest')) summary.push(...(await ingest(dir)));
     if (ONLY.has('ota')) summary.push(...(await ota(dir)));
+    if (ONLY.has('health')) summary.push(...(await healthIngest(dir)));
   } finally {
     for (const c of children) await stop(c);
     pgServer?.stop();

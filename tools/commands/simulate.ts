@@ -1,8 +1,9 @@
 // `fleet simulate`: a boot storm of simulated devices against a running cloud (tools/simulate/engine.ts,
 // docs/fleet-scale.md). Its devices (sim-…) and their backups are removed at the end, also after a
 // failure or a signal, unless --keep: a simulation against a real cloud leaves its inventory as it was. Prints progress on stderr, figures on stdout; exit 1 when a device failed a
-// step for good (a refusal that is not retried, or the run's deadline) or a stored backup is not the
-// one its device sent; exit 3 (tools/fleet.ts) when the cloud cannot be reached at all.
+// step for good (a refusal that is not retried, or the run's deadline), a stored backup is not the
+// one its device sent, or (--health) a device's reports are not all stored; exit 3 (tools/fleet.ts)
+// when the cloud cannot be reached at all.
 import { Command, InvalidArgumentError } from 'commander';
 import { resolveJwtSecret } from '../../cloud/config.ts';
 import { mintToken } from '../../cloud/auth/jwt.ts';
@@ -22,7 +23,7 @@ function wholeNumber(value: string): number {
 export function simulateCommand(program: Command, setExit: (code: number) => void): void {
   program
     .command('simulate')
-    .description('Boot storm: N simulated devices (own P-256 keys, enrolled via the admin API) do an OTA check, a signed backup push and an unchanged (304) push; then every stored backup is checked')
+    .description('Boot storm: N simulated devices (own P-256 keys, enrolled via the admin API) do an OTA check, a signed backup push and an unchanged (304) push (--health: a boot report and a heartbeat too); then every stored backup (and report) is checked')
     .option('--devices <n>', 'how many devices', wholeNumber, 100)
     .option('--spread <seconds>', 'arrivals spread over this window (0: all at once)', wholeNumber, 0)
     .option('--size <bytes>', 'backup size of most devices', wholeNumber, 64 * 1024)
@@ -31,9 +32,11 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
     .option('--max-skew <seconds>', 'device clocks are off by up to this, either way', wholeNumber, 60)
     .option('--connections <n>', 'connections open at once per cloud URL (default: one per device, at most 4096)', wholeNumber)
     .option('--deadline <seconds>', 'devices retry (back-off, Retry-After) until this long after the storm began, then give up', wholeNumber, 900)
+    .option('--health', 'each device also sends a boot report and a heartbeat, signed (docs/device-health.md); every device\'s reports are checked at the end')
+    .option('--no-backups', 'no backup pushes: the update check (and with --health, the reports) only')
     .option('--keep', 'keep the simulated devices (sim-…) and their backups in the cloud afterwards (default: removed at the end)')
     .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these', (url: string, previous: string[] = []) => [...previous, cloudUrlOption(url)])
-    .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[]; keep?: boolean }) => {
+    .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[]; keep?: boolean; health?: boolean; backups: boolean }) => {
       const g = program.opts<{ cloud: string; token?: string }>();
       const adminToken =
         g.token ?? process.env.FLEET_TOKEN ?? (await mintToken(resolveJwtSecret(process.env, { create: false }).secret, { subject: 'fleet-simulate', ttlSeconds: 3600 }));
@@ -47,6 +50,8 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
         bigSizeBytes: o.bigSize,
         maxSkewMs: o.maxSkew * 1000,
         deadlineMs: o.deadline * 1000,
+        health: o.health === true,
+        backups: o.backups,
         ...(o.connections !== undefined ? { connections: o.connections } : {}),
         onProgress: (p) =>
           process.stderr.write(`  ${(p.elapsedMs / 1000).toFixed(0)} s: ${p.devicesDone}/${p.devices} devices done, ${p.requests} requests, ${p.retries} retries, ${p.failures} failures\n`),
@@ -66,7 +71,7 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
           if (r.stopped) setExit(signals.signal === 'SIGTERM' ? 143 : 130);
           else {
             process.stdout.write(formatResult(r).join('\n') + '\n');
-            if (r.errorCount > 0 || r.lost > 0) setExit(1);
+            if (r.errorCount > 0 || r.lost > 0 || (r.health?.lost ?? 0) > 0) setExit(1);
           }
         } else setExit(signals.signal === 'SIGTERM' ? 143 : 130);
       } finally {

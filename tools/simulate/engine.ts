@@ -4,8 +4,10 @@
 // with its own clock skew, a fresh signature per attempt, and retries as a real device does them: it
 // never gives up on 503, 408, 5xx or a network error, but backs off exponentially with jitter up to a
 // long cap, never sooner than Retry-After; only a run deadline (so that a bench always ends) stops it.
-// Arrival: all at once, or spread over a window. At the end: figures
-// per step, errors by kind, and a check that every device's stored backup is the one it sent.
+// Arrival: all at once, or spread over a window. With `health`, each device also sends a boot report
+// and a heartbeat (docs/device-health.md), and without `backups` it pushes none. At the end: figures
+// per step, errors by kind, and a check that every device's stored backup is the one it sent, and that
+// every device's reports are stored.
 // Not XS boards: light enough for 10,000 in one process (a blob is regenerated from the device's
 // seed when needed, never kept).
 import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
@@ -13,9 +15,13 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:ht
 import { BodyPool } from '../../cloud/body-pool.ts';
 import { cloudEndpoint, CloudUnreachableError } from '../client.ts';
 import { signDeviceRequest } from '../device-signer.ts';
+import { SIMULATED_SEQS, simulatedReports } from './health.ts';
 
-export type Step = 'ota' | 'push' | 'push304';
+export type Step = 'ota' | 'push' | 'push304' | 'boot' | 'heartbeat';
+/** A booting device's steps: its update check, its backup pushed, then pushed again unchanged (304)… */
 export const STEPS: readonly Step[] = ['ota', 'push', 'push304'];
+/** …and with `health`, its boot report and its heartbeat. */
+export const HEALTH_STEPS: readonly Step[] = ['boot', 'heartbeat'];
 
 export interface SimTrack {
   cls: string;
@@ -58,6 +64,10 @@ export interface SimOptions {
   /** Connections open at once per cloud URL (default: one per device, at most 4096). */
   connections?: number;
   track?: SimTrack;
+  /** Each device pushes its backup, then pushes it again unchanged (default true). */
+  backups?: boolean;
+  /** Each device sends a boot report and a heartbeat, signed (default false; docs/device-health.md). */
+  health?: boolean;
   /** Device UUID prefix (default `sim-<random>-`): a run never collides with an earlier one. */
   uuidPrefix?: string;
   /** Seed of the blobs' contents. */
@@ -114,6 +124,8 @@ export interface SimResult {
   mixed: number;
   /** Devices whose backup was read back and is exactly what they sent. */
   intact: number;
+  /** With `health`: devices whose two reports are both stored, and those missing one. */
+  health?: { stored: number; lost: number };
   verifySeconds: number;
   /** Ended early by stop(): not verified. */
   stopped?: boolean;
@@ -201,8 +213,10 @@ export class FleetSimulator {
   private readonly inFlight: { free: number; waiting: (() => void)[]; head: number };
   private rr = 0;
   private devices: Device[] = [];
-  private readonly latencies = new Map<Step, number[]>(STEPS.map((s) => [s, []]));
-  private readonly stepCounts = new Map<Step, { requests: number; retries: number; failures: number }>(STEPS.map((s) => [s, { requests: 0, retries: 0, failures: 0 }]));
+  /** The steps of this run's devices. */
+  private readonly steps: readonly Step[];
+  private readonly latencies = new Map<Step, number[]>([...STEPS, ...HEALTH_STEPS].map((s) => [s, []]));
+  private readonly stepCounts = new Map<Step, { requests: number; retries: number; failures: number }>([...STEPS, ...HEALTH_STEPS].map((s) => [s, { requests: 0, retries: 0, failures: 0 }]));
   private readonly errors: Record<string, number> = {};
   private readonly retried: Record<string, number> = {};
   private requests = 0;
@@ -233,12 +247,15 @@ export class FleetSimulator {
       uuidPrefix: `sim-${Math.random().toString(36).slice(2, 8)}-`,
       seed: 'fleet-sim',
       enrollConcurrency: 32,
+      backups: true,
+      health: false,
       ...opts,
       connections: opts.connections ?? Math.min(opts.devices, 4096),
     };
     this.agents = opts.urls.map(() => new Agent({ keepAlive: true, maxSockets: this.o.connections, maxFreeSockets: this.o.connections }));
     this.blobs = new BodyPool(64 * 1024 * 1024);
     this.inFlight = { free: this.o.connections * opts.urls.length, waiting: [], head: 0 };
+    this.steps = [STEPS[0]!, ...(this.o.backups ? STEPS.slice(1) : []), ...(this.o.health ? HEALTH_STEPS : [])];
   }
 
   /** What the devices' UUIDs start with (sim-<random>- unless given). */
@@ -336,9 +353,11 @@ export class FleetSimulator {
     o.onStormDone?.();
     const v0 = performance.now();
     // Stopped: the devices that had not booted have nothing to verify; the run is not a verdict.
-    const verdict = this.stopping.signal.aborted ? { lost: 0, mixed: 0, intact: 0 } : await this.verify();
+    const stopped = this.stopping.signal.aborted;
+    const verdict = stopped || !o.backups ? { lost: 0, mixed: 0, intact: 0 } : await this.verify();
+    const health = o.health && !stopped ? { health: await this.verifyHealth() } : {};
     const verifySeconds = (performance.now() - v0) / 1000;
-    const steps = STEPS.map((step): StepFigures => {
+    const steps = this.steps.map((step): StepFigures => {
       const lat = this.latencies.get(step)!.sort((a, b) => a - b);
       return { step, ...this.stepCounts.get(step)!, p50Ms: percentile(lat, 50), p99Ms: percentile(lat, 99), maxMs: lat.at(-1) ?? 0 };
     });
@@ -355,6 +374,7 @@ export class FleetSimulator {
       pastDeadline: this.pastDeadline,
       maxRetryAfterSeconds: this.maxRetryAfterSeconds,
       ...verdict,
+      ...health,
       verifySeconds,
       ...(this.stopping.signal.aborted ? { stopped: true } : {}),
     };
@@ -416,22 +436,42 @@ export class FleetSimulator {
     const t = o(this.o.track);
     const ota = await this.step('ota', d, () => ({ method: 'GET', path: t, headers: {} }), (r) => r.status === 200 || r.status === 404);
     if (!ota) return;
+    if (this.o.backups && !(await this.pushBackup(d))) return;
+    if (this.o.health) await this.reportHealth(d);
+  }
+
+  /** The device's requests are signed anew for each attempt, on its own clock. */
+  private signed(d: Device): Record<string, string> {
+    return signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>;
+  }
+
+  /** Its boot report, then its heartbeat (docs/device-health.md): 201, or 200 when sent again after a lost answer. */
+  private async reportHealth(d: Device): Promise<void> {
+    const reports = simulatedReports(this.o.track.currentVersion, () => Date.now() + d.skewMs);
+    for (const [step, report] of [['boot', reports.boot], ['heartbeat', reports.heartbeat]] as const) {
+      const make = () => ({ method: 'POST', path: `/devices/${d.uuid}/health`, headers: { ...this.signed(d), 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(report())) });
+      if (!(await this.step(step, d, make, (r) => r.status === 201 || r.status === 200))) return;
+    }
+  }
+
+  /** Its backup pushed, then pushed again unchanged; false when the push failed for good. */
+  private async pushBackup(d: Device): Promise<boolean> {
     // Made for each attempt in a pooled buffer, given back when its request is done: 10,000 waiting
     // devices hold no 64 KB each, and the simulator makes no 64 KB of garbage per attempt.
     const blob = () => writeDeviceBlob(this.blobs.take(d.size), this.o.seed, d.index);
     const sha = d.blobSha;
     const etag = sha; // stands for the plaintext's SHA-256: the cloud only keeps it
     const backupPath = `/devices/${d.uuid}/backup`;
-    const signed = () => signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>;
+    const signed = () => this.signed(d);
     const pushed = await this.step(
       'push',
       d,
       () => ({ method: 'POST', path: backupPath, headers: { ...signed(), 'content-type': 'application/octet-stream', etag: `"${etag}"` }, body: blob() }),
       (r) => r.status === 200,
     );
-    if (!pushed) return;
+    if (!pushed) return false;
     d.sentSha = sha;
-    await this.step(
+    return this.step(
       'push304',
       d,
       () => ({
@@ -547,36 +587,52 @@ export class FleetSimulator {
     let lost = 0;
     let mixed = 0;
     let intact = 0;
+    await this.eachDevice(async (d) => {
+      const expected = d.sentSha ?? d.blobSha;
+      const r = await this.readBack(`/devices/${d.uuid}/backup`, () => this.signed(d));
+      const got = r?.status === 200 ? sha256(r.body) : undefined;
+      if (got === expected) intact++;
+      else {
+        lost++;
+        const owner = got === undefined ? undefined : bySha.get(got);
+        if (owner !== undefined && owner !== d.index) mixed++;
+      }
+    });
+    return { lost, mixed, intact };
+  }
+
+  /** Every device's reports read back through the admin API: stored (both), or lost (one missing). */
+  async verifyHealth(): Promise<{ stored: number; lost: number }> {
+    let stored = 0;
+    await this.eachDevice(async (d) => {
+      const r = await this.readBack(`/admin/devices/${d.uuid}/health?limit=${SIMULATED_SEQS.length}&days=1`, () => ({ authorization: `Bearer ${this.o.adminToken}` }));
+      const seqs = r?.status === 200 ? (JSON.parse(r.body.toString()) as { reports: { report: { seq: number } }[] }).reports.map((x) => x.report.seq) : [];
+      if (seqs.join() === SIMULATED_SEQS.join()) stored++;
+    });
+    return { stored, lost: this.devices.length - stored };
+  }
+
+  /** `fn` for every device, 64 at a time. */
+  private async eachDevice(fn: (d: Device) => Promise<void>): Promise<void> {
     let next = 0;
     const worker = async () => {
-      while (next < this.devices.length) {
-        const d = this.devices[next++]!;
-        const expected = d.sentSha ?? d.blobSha;
-        let got: string | undefined;
-        // The read-back retries as a device would (bounded in attempts: a verification must end).
-        for (let attempt = 1; attempt <= 30; attempt++) {
-          try {
-            const r = await this.send('GET', `/devices/${d.uuid}/backup`, signDeviceRequest(d.key, d.uuid, { nowMs: Date.now() + d.skewMs }) as unknown as Record<string, string>);
-            if (r.status === 503 || r.status === 408) {
-              await sleep(retryDelayMs(attempt, retryAfterMs(r), this.o.backoffBaseMs, 5_000));
-              continue;
-            }
-            got = r.status === 200 ? sha256(r.body) : undefined;
-            break;
-          } catch {
-            await sleep(retryDelayMs(attempt, 0, this.o.backoffBaseMs, 5_000));
-          }
-        }
-        if (got === expected) intact++;
-        else {
-          lost++;
-          const owner = got === undefined ? undefined : bySha.get(got);
-          if (owner !== undefined && owner !== d.index) mixed++;
-        }
-      }
+      while (next < this.devices.length) await fn(this.devices[next++]!);
     };
     await Promise.all(Array.from({ length: Math.min(64, this.devices.length) }, worker));
-    return { lost, mixed, intact };
+  }
+
+  /** A GET of the verification, retried as a device would (bounded in attempts: a verification must end); undefined when it never answered. */
+  private async readBack(path: string, headers: () => Record<string, string>): Promise<Reply | undefined> {
+    for (let attempt = 1; attempt <= 30; attempt++) {
+      try {
+        const r = await this.send('GET', path, headers());
+        if (r.status !== 503 && r.status !== 408) return r;
+        await sleep(retryDelayMs(attempt, retryAfterMs(r), this.o.backoffBaseMs, 5_000));
+      } catch {
+        await sleep(retryDelayMs(attempt, 0, this.o.backoffBaseMs, 5_000));
+      }
+    }
+    return undefined;
   }
 
   private send(method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Reply> {
@@ -637,7 +693,8 @@ export function formatResult(r: SimResult): string[] {
     `retried: ${Object.keys(r.retried).length ? Object.entries(r.retried).map(([k, n]) => `${k}: ${n}`).join(', ') : 'none'}` +
       (r.maxRetryAfterSeconds > 0 ? ` (longest Retry-After ${r.maxRetryAfterSeconds} s)` : ''),
     ...(r.pastDeadline > 0 ? [`gave up at the run's deadline: ${r.pastDeadline} step(s)`] : []),
-    `backups: intact=${r.intact} lost=${r.lost} mixed=${r.mixed} (verified in ${r.verifySeconds.toFixed(1)} s)`,
+    ...(r.steps.some((s) => s.step === 'push') ? [`backups: intact=${r.intact} lost=${r.lost} mixed=${r.mixed} (verified in ${r.verifySeconds.toFixed(1)} s)`] : []),
+    ...(r.health ? [`health reports: devices=${r.devices} stored=${r.health.stored} lost=${r.health.lost}`] : []),
   ];
   return lines;
 }
