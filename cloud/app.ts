@@ -15,7 +15,8 @@ import { ConsoleSessions, sessionRoutes, superUserOrSession } from './console/se
 import { MAX_BACKUP_BYTES } from './backup/ffce.ts';
 import { backupFastPath, backupPusher, backupRoutes } from './backup/routes.ts';
 import type { CloudConfig } from './config.ts';
-import { deviceHealthRoutes, healthReportTooLarge } from './device-health/routes.ts';
+import { deviceFastPath } from './device-fast-path.ts';
+import { deviceHealthRoutes, healthReporter, healthReportTooLarge } from './device-health/routes.ts';
 import { HealthService } from './device-health/service.ts';
 import { ApiError } from './errors.ts';
 import type { CloudFunction } from './functions.ts';
@@ -189,7 +190,8 @@ export function createCloud(deps: CloudDeps): Cloud {
   const bodies = new BodyPool(Math.min(8 * 1024 * 1024, limits.uploadMaxActive * 64 * 1024));
   const backupDeps = { store, auth, log: log('svc-func-backup'), now, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate, bodies };
   app.use(backupRoutes(backupDeps));
-  app.use(deviceHealthRoutes({ health, auth, log: log('svc-func-health'), bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs }));
+  const healthDeps = { health, auth, log: log('svc-func-health'), bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs };
+  app.use(deviceHealthRoutes(healthDeps));
   app.use(appconfigRoutes(appconfig, superUser, log('svc-func-appconfig')));
   app.use(
     adminRoutes({ store, releases, health, superUser, log: log('svc-func-admin'), now, config, bodyIdleTimeoutMs: limits.bodyIdleTimeoutMs, uploads: uploadGate }),
@@ -201,6 +203,7 @@ export function createCloud(deps: CloudDeps): Cloud {
 
   const fast = config.otaFastPath ? otaFastPath(ota, log('svc-func-ota')) : () => false;
   const fastPush = backupFastPath(backupPusher(backupDeps), log('svc-func-backup'));
+  const fastReport = deviceFastPath('/health', healthReporter(healthDeps), log('svc-func-health'));
   // Whatever Express leaves unanswered (a target its router cannot parse, an error in the error
   // middleware itself) is answered here, as JSON, instead of by Express's HTML finalhandler.
   const finalHandler = (req: IncomingMessage, res: ServerResponse) => (err?: unknown) => {
@@ -224,7 +227,7 @@ export function createCloud(deps: CloudDeps): Cloud {
       renderError(res, err, log('svc-func-ota'));
       return;
     }
-    if (fastPush(req, res)) return;
+    if (fastPush(req, res) || fastReport(req, res)) return;
     (app as unknown as (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void)(req, res, finalHandler(req, res));
   };
 

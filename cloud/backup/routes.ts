@@ -3,14 +3,15 @@
 // framing, stores the blob with its plaintext ETag as metadata, and records last_backup_date.
 // The push (POST) is what a boot storm sends: devices' usual request is answered by `backupFastPath`
 // in the node:http listener, in front of Express, with the same function as the Express route
-// (docs/fleet-scale.md: Express's share of an upload, measured against the fair limit).
+// (cloud/device-fast-path.ts; docs/fleet-scale.md: Express's share of an upload, measured against the fair limit).
 import { Router, type Request } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DeviceAuthenticator, parseSignedHeaders } from '../auth/device-signature.ts';
 import type { Admission } from '../admission.ts';
 import type { BodyPool } from '../body-pool.ts';
 import { ApiError } from '../errors.ts';
-import { BodyTooLargeError, renderError, route, sendJson } from '../http.ts';
+import { canonicalDeviceUuid, deviceFastPath } from '../device-fast-path.ts';
+import { BodyTooLargeError, route, sendJson } from '../http.ts';
 import type { FunctionLogger } from '../logging.ts';
 import { UuidParams } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
@@ -119,28 +120,10 @@ export function backupPusher({ store, auth, log, now, bodyIdleTimeoutMs, uploads
 }
 
 /** `/devices/{uuid}/backup` exactly as devices send it: the raw UUID segment; undefined for any other target. */
-export function canonicalPushUuid(url: string): string | undefined {
-  if (!url.startsWith('/devices/') || !url.endsWith('/backup')) return undefined;
-  const segment = url.slice('/devices/'.length, -'/backup'.length);
-  // Anything Express would decode or match differently (encoding, a query, more segments) goes to Express.
-  return segment === '' || /[/%?#]/.test(segment) ? undefined : segment;
-}
+export const canonicalPushUuid = (url: string): string | undefined => canonicalDeviceUuid(url, '/backup');
 
-/**
- * Answers `POST /devices/{uuid}/backup` (the canonical target, nothing to decode) before Express and
- * returns true; anything else returns false, and Express answers with the same function. With DEBUG
- * on for svc-func-backup, Express answers every push (its per-request DEBUG line).
- */
-export function backupFastPath(push: ReturnType<typeof backupPusher>, log: FunctionLogger): (req: IncomingMessage, res: ServerResponse) => boolean {
-  return (req, res) => {
-    const url = req.url;
-    if (req.method !== 'POST' || url === undefined) return false;
-    const uuid = canonicalPushUuid(url);
-    if (uuid === undefined || log.enabled('DEBUG')) return false;
-    push(req, res, uuid).catch((err: unknown) => renderError(res, err, log, { method: 'POST', path: url.slice(0, 256) }));
-    return true;
-  };
-}
+/** Answers the canonical push before Express (cloud/device-fast-path.ts), with the Express route's function. */
+export const backupFastPath = (push: ReturnType<typeof backupPusher>, log: FunctionLogger) => deviceFastPath('/backup', push, log);
 
 export function backupRoutes(deps: BackupRoutesDeps): Router {
   const { store, auth, log } = deps;

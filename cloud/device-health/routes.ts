@@ -4,10 +4,12 @@
 // the declared size (413 before a byte of the body is read), then the body, read up to 2,048 bytes
 // (413 past it), parsed and checked against its report's shape (400 invalid_health_report naming the
 // field); then the signature (401: unknown device, stale timestamp, bad signature, replayed nonce);
-// then the report is stored: 201 {seq}, or 200 {seq} when that seq was stored before.
+// then the report is stored: 201 {seq}, or 200 {seq} when that seq was stored before. Devices' own
+// target is answered before Express (cloud/device-fast-path.ts), with the same function.
 import { Router } from 'express';
 import type { IncomingMessage } from 'node:http';
 import { parseSignedHeaders, type DeviceAuthenticator } from '../auth/device-signature.ts';
+import type { DeviceHandler } from '../device-fast-path.ts';
 import { ApiError } from '../errors.ts';
 import { BodyTooLargeError, route, sendJson } from '../http.ts';
 import type { FunctionLogger } from '../logging.ts';
@@ -67,19 +69,25 @@ export async function readHealthReport(req: IncomingMessage, idleTimeoutMs: numb
   return report;
 }
 
-export function deviceHealthRoutes({ health, auth, log, bodyIdleTimeoutMs }: DeviceHealthRoutesDeps): Router {
+/** POST /devices/{uuid}/health on node's request and response (the Express route and the fast path both call it). */
+export function healthReporter({ health, auth, log, bodyIdleTimeoutMs }: DeviceHealthRoutesDeps): DeviceHandler {
+  return async (req, res, rawUuid) => {
+    const { uuid } = checked(checkUuid, { uuid: rawUuid }, 'invalid_uuid');
+    const signed = parseSignedHeaders(req.headers, uuid);
+    const report = await readHealthReport(req, bodyIdleTimeoutMs);
+    await auth.authenticate(signed);
+    const { stored } = await health.ingest(uuid, report);
+    if (stored) log.info('health report stored', { uuid, seq: report.seq, kind: report.kind });
+    sendJson(res, stored ? 201 : 200, { seq: report.seq });
+  };
+}
+
+export function deviceHealthRoutes(deps: DeviceHealthRoutesDeps): Router {
   const router = Router();
+  const report = healthReporter(deps);
   router.post(
     '/devices/:uuid/health',
-    route(async (req, res) => {
-      const { uuid } = checked(checkUuid, { uuid: req.params.uuid }, 'invalid_uuid');
-      const signed = parseSignedHeaders(req.headers, uuid);
-      const report = await readHealthReport(req, bodyIdleTimeoutMs);
-      await auth.authenticate(signed);
-      const { stored } = await health.ingest(uuid, report);
-      if (stored) log.info('health report stored', { uuid, seq: report.seq, kind: report.kind });
-      sendJson(res, stored ? 201 : 200, { seq: report.seq });
-    }),
+    route(async (req, res) => report(req, res, req.params.uuid as string)),
   );
   return router;
 }
