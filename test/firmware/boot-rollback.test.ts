@@ -180,7 +180,7 @@ describe('a new image', () => {
     const flash = FlashImage.open(`${b.flashDir}.bin`, DEFAULT_FLASH_BYTES);
     try {
       const table = productPartitions();
-      expect(new OtaSlots(flash, table, S3, table.find((p) => p.name === 'ota_0')!).lastInvalidApp()).toEqual({ partition: 'ota_1', version: '2026.03.01', projectName: 'esp32-fleet', state: 'aborted' });
+      expect(new OtaSlots(flash, table, S3, table.find((p) => p.name === 'ota_0')!).lastInvalidApp()).toEqual({ partition: 'ota_1', version: '2026.03.01', projectName: 'esp32-fleet', state: 'aborted', secureVersion: 0 });
     } finally {
       flash.close();
     }
@@ -269,7 +269,7 @@ describe("the virtual chip's esp_ota_ops", () => {
       const app = runBootloader(flash, new BootLog(() => undefined), { chip: S3, reset: 'software' });
       expect(app.partition.name).toBe('ota_1');
       const slots = new OtaSlots(flash, app.table, S3, app.partition);
-      expect(slots.runningApp()).toEqual({ partition: 'ota_1', version: '2026.06.01', projectName: 'esp32-fleet', state: 'pending_verify' });
+      expect(slots.runningApp()).toEqual({ partition: 'ota_1', version: '2026.06.01', projectName: 'esp32-fleet', state: 'pending_verify', secureVersion: 0 });
       expect(() => slots.begin(1000)).toThrow('ESP_ERR_OTA_ROLLBACK_INVALID_STATE: Running app has not confirmed state (ESP_OTA_IMG_PENDING_VERIFY)');
       expect(slots.markValid()).toBe(true);
       expect(slots.markValid()).toBe(false);

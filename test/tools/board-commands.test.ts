@@ -70,7 +70,7 @@ describe('fleet console', () => {
     expect(overRfc.status).toBe(0);
     expect(JSON.parse(overRfc.stdout.replace(/^OK /, ''))).toMatchObject({ uuid: '5c0e1a00-0000-4000-8000-000000000001', role: 'controller', firmware_version: '2026.01.01' });
     const overPty = fleet('console', '--port', board.console, 'fault', 'record', 'oops');
-    expect(overPty).toMatchObject({ status: 1, stdout: 'ERR usage usage: fault record <controllers|clients> <uuid> | fault memory | fault clear\n' });
+    expect(overPty).toMatchObject({ status: 1, stdout: 'ERR usage usage: fault record <controllers|clients> <uuid> | fault memory | fault throw | fault hang | fault clear\n' });
   });
 
   it('exits 5 when the port cannot be opened', () => {
