@@ -3,57 +3,13 @@
 // outlive them (HEALTH_DAYS_KEPT); each device's latest state (the inventory's health columns); and the
 // latest update outcome of each device per version. Tables: health_reports, health_devices,
 // health_daily, health_outcomes. Every row goes with its device when it is removed.
-import type { BootReason, CrashKind, UnexpectedReason, UpdateStep } from '../../device-health/definitions.ts';
+import type { BootReason, CrashKind, UnexpectedReason } from '../../device-health/definitions.ts';
+import type { HealthReport } from '../../device-health/reports.ts';
 import type { ReleaseTrack } from '../releases/types.ts';
 
-interface ReportCommon {
-  /** The board's report counter: stored once per (uuid, seq). */
-  seq: number;
-  /** When the board made it (ISO 8601 UTC), or null before its clock was set. */
-  at: string | null;
-  /** The board's uptime in seconds when it made it. */
-  up: number;
-  /** The running firmware's version. */
-  fw: string;
-}
-
-export interface BootReport extends ReportCommon {
-  kind: 'boot';
-  reason: BootReason;
-  by?: string | undefined;
-  crash?: { kind: CrashKind; message: string; where?: string | undefined } | undefined;
-  slot: string;
-  ota: string;
-  rolled_back?: { slot: string; version: string } | undefined;
-  sv: number;
-  boots: number;
-}
-
-export interface HeartbeatReport extends ReportCommon {
-  kind: 'heartbeat';
-  chunk: number;
-  chunk_peak: number;
-  slots: number;
-  slots_peak: number;
-  block: number;
-  heap_min: number;
-  rssi: number | null;
-  reboots: number;
-  ota: string;
-  /** Reports the board dropped (refused with 400 or 413) since its flash was erased. */
-  dropped?: number | undefined;
-}
-
-export interface UpdateReport extends ReportCommon {
-  kind: 'update';
-  version: string;
-  outcome: UpdateStep;
-  reason?: string | undefined;
-  detail?: string | undefined;
-}
-
-/** One report as the board sent it (the wire format's field names). */
-export type HealthReport = BootReport | HeartbeatReport | UpdateReport;
+// The reports' own types are the wire format's (cloud/device-health/reports.ts), re-exported here for the
+// store's callers.
+export type { BootReport, HealthReport, HeartbeatReport, UpdateReport } from '../../device-health/reports.ts';
 
 export interface StoredHealthReport {
   /** When the cloud stored it. */
