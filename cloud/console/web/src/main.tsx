@@ -6,19 +6,44 @@ import { useHash } from '../../../../web-common/browser/hooks.ts';
 import { api, setCsrfToken, whenUnauthorized } from './api.ts';
 import { AppConfig } from './pages/appconfig.tsx';
 import { Audit } from './pages/audit.tsx';
+import { DevicePage } from './pages/device.tsx';
 import { Devices } from './pages/devices.tsx';
+import { FleetHealthPage } from './pages/health.tsx';
 import { Login } from './pages/login.tsx';
+import { ReleasePage } from './pages/release.tsx';
 import { Releases } from './pages/releases.tsx';
+import { placeOf, type Place } from './routes.ts';
 import type { Session } from './types.ts';
 import { ErrorLine } from './ui.tsx';
 import './styles.css';
 
 const PAGES = [
-  { hash: '#/releases', title: 'Releases', Page: Releases },
-  { hash: '#/devices', title: 'Devices', Page: Devices },
-  { hash: '#/appconfig', title: 'Appconfig', Page: AppConfig },
-  { hash: '#/audit', title: 'Audit log', Page: Audit },
+  { hash: '#/releases', title: 'Releases', page: 'releases' },
+  { hash: '#/devices', title: 'Devices', page: 'devices' },
+  { hash: '#/health', title: 'Health', page: 'health' },
+  { hash: '#/appconfig', title: 'Appconfig', page: 'appconfig' },
+  { hash: '#/audit', title: 'Audit log', page: 'audit' },
 ] as const;
+
+/** The page of a place; a device's page is under Devices, a release's under Releases. */
+function pageOf(place: Place) {
+  switch (place.page) {
+    case 'device':
+      return { nav: 'devices', body: <DevicePage key={place.uuid} uuid={place.uuid} /> };
+    case 'release':
+      return { nav: 'releases', body: <ReleasePage key={`${place.track.class}/${place.track.product_hex}/${place.track.application}/${place.version}`} track={place.track} version={place.version} /> };
+    case 'releases':
+      return { nav: place.page, body: <Releases /> };
+    case 'devices':
+      return { nav: place.page, body: <Devices /> };
+    case 'health':
+      return { nav: place.page, body: <FleetHealthPage /> };
+    case 'appconfig':
+      return { nav: place.page, body: <AppConfig /> };
+    case 'audit':
+      return { nav: place.page, body: <Audit /> };
+  }
+}
 
 function App() {
   // undefined while asking whether a session is open (after a reload), null when logged out.
@@ -40,7 +65,7 @@ function App() {
   }, []);
   if (session === undefined) return <p class="loading">Loading the console…</p>;
   if (session === null) return <Login onLogin={setSession} />;
-  const page = PAGES.find((p) => p.hash === hash) ?? PAGES[0];
+  const page = pageOf(placeOf(hash));
   const logout = async () => {
     try {
       await api('DELETE', '/console/session', { success: 204 });
@@ -56,7 +81,7 @@ function App() {
         <h1>Fleet console</h1>
         <nav aria-label="pages">
           {PAGES.map((p) => (
-            <a key={p.hash} href={p.hash} aria-current={p === page ? 'page' : undefined}>
+            <a key={p.hash} href={p.hash} aria-current={p.page === page.nav ? 'page' : undefined}>
               {p.title}
             </a>
           ))}
@@ -70,7 +95,7 @@ function App() {
       </header>
       <ErrorLine error={error} />
       <main>
-        <page.Page />
+        {page.body}
       </main>
     </>
   );

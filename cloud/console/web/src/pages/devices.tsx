@@ -1,8 +1,11 @@
 // Devices: the inventory (enrolment, last OTA check, last backup, groups), searchable and filtered as
-// `fleet device list` is; a row opens what the cloud knows of that device.
+// `fleet device list` is; a row opens what the cloud knows of that device, and links to its own page
+// (pages/device.tsx: its health timeline).
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
+import { DeviceDetails } from '../components/device-details.tsx';
+import { deviceHref } from '../routes.ts';
 import type { Device } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
 import { ErrorLine, Section, Table, when } from '../ui.tsx';
@@ -22,27 +25,6 @@ function query(f: Filters): string {
   for (const [k, v] of Object.entries(f)) if (v.trim() !== '') q.set(k, v.trim());
   q.set('limit', '500');
   return q.toString();
-}
-
-function Details({ d }: { d: Device }) {
-  return (
-    <dl class="details" aria-label={`device ${d.uuid}`}>
-      <dt>UUID</dt>
-      <dd class="mono">{d.uuid}</dd>
-      <dt>Label</dt>
-      <dd>{d.label ?? '—'}</dd>
-      <dt>Enrolled</dt>
-      <dd>{when(d.enrolled_at)}</dd>
-      <dt>Groups</dt>
-      <dd>{d.groups.join(', ') || '—'}</dd>
-      <dt>Last OTA check</dt>
-      <dd>{d.last_check ? `${when(d.last_check.at)}: ${d.last_check.version} on ${d.last_check.class}/${d.last_check.product_hex}/${d.last_check.application}` : 'never'}</dd>
-      <dt>Offered</dt>
-      <dd>{d.offer ? `${d.offer.version} (from ${d.offer.from_version}) at ${when(d.offer.at)}` : '—'}</dd>
-      <dt>Last backup</dt>
-      <dd>{d.backup ? `${when(d.backup.last_backup_date)}, ${d.backup.size.toLocaleString('en-US')} bytes, ETag ${d.backup.etag ?? '—'}` : 'none'}</dd>
-    </dl>
-  );
 }
 
 export function Devices() {
@@ -100,7 +82,10 @@ export function Devices() {
             {open === d.uuid ? (
               <tr>
                 <td colSpan={6}>
-                  <Details d={d} />
+                  <DeviceDetails d={d} />
+                  <p>
+                    <a href={deviceHref(d.uuid)}>Health timeline of {d.uuid}</a>
+                  </p>
                 </td>
               </tr>
             ) : null}

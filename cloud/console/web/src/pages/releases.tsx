@@ -1,46 +1,15 @@
 // Releases: every track, its versions with where the image lives, their staged rollouts and update
 // outcomes; revoke, and steer a rollout (raise, pause, resume, end). Every action is an admin API call.
+// A version opens its own page (pages/release.tsx): its rollout beside its health.
 import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
-import type { Release, Rollout, Track } from '../types.ts';
+import { RolloutCell } from '../components/rollout.tsx';
+import { releaseHref } from '../routes.ts';
+import type { Release, Track } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
 import { Action, ErrorLine, Section, Table, when } from '../ui.tsx';
 
 const trackKey = (t: Track) => `${t.class}/${t.product_hex}/${t.application}`;
-
-function RolloutCell({ track, release, reload }: { track: Track; release: Release; reload: () => void }) {
-  const r: Rollout | null = release.rollout;
-  const [percent, setPercent] = useState('');
-  const base = apiPath('admin', 'firmware', track.class, track.product_hex, track.application, release.version, 'rollout');
-  const act = (f: () => Promise<unknown>) => async () => {
-    await f();
-    reload();
-  };
-  if (!r) return <span class="muted">everyone</span>;
-  return (
-    <div class="rollout">
-      <p>
-        <strong class={`state ${r.state}`}>{r.state}</strong> at {r.effective_percent} %
-        {r.groups.length > 0 ? <> + groups {r.groups.join(', ')}</> : null}
-        {r.step_percent ? <> (+{r.step_percent} % every {r.step_every_seconds} s)</> : null}
-      </p>
-      {r.paused_reason ? <p class="reason">{r.paused_reason}</p> : null}
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-        }}
-      >
-        <label>
-          Percent <input type="number" min={0} max={100} value={percent} onInput={(e) => setPercent((e.target as HTMLInputElement).value)} aria-label={`rollout percentage of ${release.version}`} />
-        </label>
-        <Action label="Set" disabled={percent === ''} run={act(() => api('PUT', base, { body: { percent: Number(percent) }, success: [200, 201] }).then(() => setPercent('')))} />
-        {r.state === 'active' ? <Action label="Pause" run={act(() => api('POST', `${base}/pause`))} /> : <Action label="Resume" run={act(() => api('POST', `${base}/resume`))} />}
-        <Action label="End rollout" confirm="Release to every device?" run={act(() => api('DELETE', base, { success: 204 }))} />
-      </form>
-    </div>
-  );
-}
 
 function Versions({ track }: { track: Track }) {
   const { data, error, reload } = useLoad(() => api<{ versions: Release[] }>('GET', apiPath('admin', 'firmware', track.class, track.product_hex, track.application)), [trackKey(track)]);
@@ -50,7 +19,11 @@ function Versions({ track }: { track: Track }) {
       <Table columns={['Version', 'Status', 'Released', 'Image', 'Rollout', 'Outcomes', '']}>
         {(data?.versions ?? []).map((v) => (
           <tr key={v.version} data-version={v.version}>
-            <td class="mono">{v.version}</td>
+            <td class="mono">
+              <a href={releaseHref(track, v.version)} title={`${v.version}: its rollout and health`}>
+                {v.version}
+              </a>
+            </td>
             <td>{v.status}</td>
             <td>{when(v.released_at)}</td>
             <td>
