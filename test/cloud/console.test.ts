@@ -10,12 +10,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintToken } from '../../cloud/auth/jwt.ts';
 import { publicKeyDigest, signImage } from '../../firmware/image/secure-boot.ts';
 import { PAGE_CSP } from '../../web-common/server/security-headers.ts';
-import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
+import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
+import { launchConsoleBrowser, logIn, token } from '../helpers/console-browser.ts';
 import { appImage } from '../helpers/images.ts';
 
 const SHOTS = new URL('../../reports/console/', import.meta.url).pathname;
@@ -34,19 +34,11 @@ let evilUrl: string;
 /** The key digest that signed the hosted release 2026.02.01. */
 let signerDigest: string;
 
-const token = (subject: string, groups = ['superuser']) => mintToken(new TextEncoder().encode(TEST_JWT_SECRET), { subject, groups });
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 // Browser-side expressions as strings: the tests are type-checked for Node, not for the DOM.
 const xssRan = () => page.evaluate('window.__xss ?? null');
 
-async function login(subject = 'test'): Promise<string> {
-  const jwt = await token(subject);
-  await page.goto(`${cloud.url}/console`);
-  await page.getByLabel('Super-user token (JWT)').fill(jwt);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('.subject').waitFor();
-  return jwt;
-}
+const login = (subject = 'test') => logIn(page, cloud.url, subject);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleet-console-'));
@@ -82,13 +74,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
   evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
   // A new, empty profile; no network but loopback (the cloud and the other origin).
-  context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 800 },
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  ({ context, page } = await launchConsoleBrowser(join(dir, 'profile')));
 }, 120_000);
 
 afterAll(async () => {
