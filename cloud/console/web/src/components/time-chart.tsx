@@ -14,10 +14,12 @@ export interface Series {
 }
 
 const W = 640;
-const H = 170;
-const M = { left: 64, right: 16, top: 12, bottom: 34 };
+const H = 176;
+const M = { left: 64, right: 16, top: 12, bottom: 42 };
 const PLOT_W = W - M.left - M.right;
 const PLOT_H = H - M.top - M.bottom;
+/** The first and last moments sit this far inside the axes, so that a point there is not drawn on the axis line. */
+const INSET = 8;
 
 /** Ticks at 1, 2 or 5 × 10^k covering [lo, hi], about `n` of them; the domain widened to the outer ticks. */
 export function niceTicks(lo: number, hi: number, n = 4): { ticks: number[]; lo: number; hi: number } {
@@ -71,9 +73,9 @@ export function TimeChart({ title, unit, series, format, fromZero }: { title: st
     t1 += 1_800_000;
   }
   const y = niceTicks(fromZero ? Math.min(0, ...values) : Math.min(...values), Math.max(...values));
-  const xOf = (t: number) => M.left + ((t - t0) / (t1 - t0)) * PLOT_W;
+  const xOf = (t: number) => M.left + INSET + ((t - t0) / (t1 - t0)) * (PLOT_W - 2 * INSET);
   const yOf = (v: number) => M.top + PLOT_H - ((v - y.lo) / (y.hi - y.lo)) * PLOT_H;
-  const xTicks = t1 - t0 > 0 ? [t0, (t0 + t1) / 2, t1] : [t0];
+  const xTicks = [t0, (t0 + t1) / 2, t1];
   return (
     <figure class="chart">
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title} over time`}>
@@ -92,11 +94,11 @@ export function TimeChart({ title, unit, series, format, fromZero }: { title: st
         <line class="axis" x1={M.left} x2={W - M.right} y1={M.top + PLOT_H} y2={M.top + PLOT_H} />
         <line class="axis" x1={M.left} x2={M.left} y1={M.top} y2={M.top + PLOT_H} />
         {xTicks.map((t, i) => (
-          <text key={`x${i}`} class="tick" x={xOf(t)} y={H - M.bottom + 16} text-anchor={i === 0 ? 'start' : i === xTicks.length - 1 ? 'end' : 'middle'}>
+          <text key={`x${i}`} class="tick" x={xOf(t)} y={M.top + PLOT_H + 18} text-anchor={i === 0 ? 'start' : i === xTicks.length - 1 ? 'end' : 'middle'}>
             {timeLabel(t)}
           </text>
         ))}
-        <text class="axis-title" x={M.left + PLOT_W / 2} y={H - 4} text-anchor="middle">
+        <text class="axis-title" x={M.left + PLOT_W / 2} y={H - 3} text-anchor="middle">
           time (UTC)
         </text>
         {series.map((s) => (
