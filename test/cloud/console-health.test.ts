@@ -156,6 +156,14 @@ describe("the console's health pages", () => {
     // Daily aggregates (all today, as the cloud received them).
     expect(await page.locator('tr[data-day]').count()).toBeGreaterThan(0);
     await shot('device');
+    await heap.screenshot({ path: '/tmp/console-health-chart-heap.png' });
+    await rssi.screenshot({ path: '/tmp/console-health-chart-rssi.png' });
+    // On a phone-sized screen the charts shrink with the page.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect((await heap.boundingBox())!.width).toBeLessThanOrEqual(390);
+    await shot('device-phone');
+    await heap.screenshot({ path: '/tmp/console-health-chart-heap-phone.png' });
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it('a device with a single heartbeat and no RSSI, and a device that never reported: their pages say so', async () => {
