@@ -5,6 +5,7 @@
 import { useState } from 'preact/hooks';
 import { Field } from '../../../../../web-common/browser/fields.tsx';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
+import { CRASHED_DAYS_DEFAULT, LOW_HEAP_DEFAULT_BYTES } from '../../../../device-health/definitions.ts';
 import { api } from '../api.ts';
 import { breakdown, bytes, count, hours, nonZero, outcomesText, rate, share, summed } from '../health-text.ts';
 import { deviceHref, releaseHref } from '../routes.ts';
@@ -53,8 +54,8 @@ export function FleetHealthPage() {
             setWin(draft);
           }}
         >
-          <Field label="Crashed in the last (days)" type="number" inputMode="numeric" value={draft.crashed_days} onValue={(v) => setDraft({ ...draft, crashed_days: v })} hint={`default ${f?.crashed_days ?? 7}`} />
-          <Field label="Low heap below (bytes)" type="number" inputMode="numeric" value={draft.low_heap} onValue={(v) => setDraft({ ...draft, low_heap: v })} hint="the largest free block" />
+          <Field label="Crashed in the last (days)" type="number" inputMode="numeric" value={draft.crashed_days} onValue={(v) => setDraft({ ...draft, crashed_days: v })} hint={`default ${CRASHED_DAYS_DEFAULT}`} />
+          <Field label="Low heap below (bytes)" type="number" inputMode="numeric" value={draft.low_heap} onValue={(v) => setDraft({ ...draft, low_heap: v })} hint={`the largest free block; default ${LOW_HEAP_DEFAULT_BYTES}`} />
           <button type="submit">Apply</button>
         </form>
         <ErrorLine error={fleet.error} />
