@@ -4,7 +4,9 @@
 // configured and the clock set; what the cloud does not take now waits for the next try (a back-off
 // from 30 s up to the heartbeat's interval). An update names itself in a marker on flash until its end is
 // reported, so that no update ends silently: a board that loses power half way reports `interrupted`
-// at its next boot, and one whose new image never came up reports `rolled_back`.
+// at its next boot, and one whose new image never came up reports `rolled_back`. While an update's
+// image downloads, nothing is sent: the chip's heap holds one download's exchange, not two (the
+// reports wait in the ring, power-cut safe, and go when the update is installed or has failed).
 import type { Hal } from '../../hal/index.ts';
 import { utf8Decode, utf8Encode } from '../bytes.ts';
 import { drain } from '../body.ts';
@@ -37,6 +39,8 @@ export class HealthReporter {
   private sendTimer: number | undefined;
   private retryMs = RETRY_MS;
   private sending = false;
+  /** An update's image is downloading: reports wait until it is installed or has failed. */
+  private downloading = false;
   /** What the cloud last answered, for the console: a status, or why it could not be reached. */
   lastAnswer: string | null = null;
 
@@ -89,12 +93,15 @@ export class HealthReporter {
   updateStep(version: string, step: UpdateStep): void {
     this.writeMarker({ version, step });
     this.keep(this.updateReport(version, step));
+    this.downloading = step === 'downloading';
     this.sendSoon(0);
   }
 
   /** The image is in the passive slot and selected: the next boot tells how it ends. */
   updateInstalled(version: string): void {
     this.writeMarker({ version, step: 'installed' });
+    this.downloading = false;
+    this.sendSoon(0);
   }
 
   updateFailed(version: string, reason: UpdateFailure, detail: string): void {
@@ -145,7 +152,7 @@ export class HealthReporter {
 
   /** Sends what waits, oldest first, until the ring is empty or the cloud does not take one. */
   async send(): Promise<void> {
-    if (this.sending) return;
+    if (this.sending || this.downloading) return;
     this.sending = true;
     try {
       for (;;) {
@@ -159,6 +166,7 @@ export class HealthReporter {
         if (!base) return;
         // Signed with the board's time: not before the clock is set, which SNTP does soon after an address.
         if (!this.hal.clock.synchronized()) return this.sendSoon(CLOCK_WAIT_MS);
+        if (this.downloading) return;
         const status = await this.post(base, report.bytes);
         if (status === 200 || status === 201) {
           this.ring.remove(report.seq);
@@ -212,6 +220,7 @@ export class HealthReporter {
   }
 
   private endUpdate(version: string, outcome: 'succeeded' | 'failed', reason?: UpdateFailure, detail?: string): void {
+    this.downloading = false;
     this.keep(this.updateReport(version, outcome, reason, detail));
     this.hal.storage.remove(MARKER_PATH);
     this.sendSoon(0);
