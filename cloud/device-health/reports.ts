@@ -25,6 +25,8 @@ export interface BootReport extends ReportCommon {
   rolled_back?: { slot: string; version: string } | undefined;
   sv: number;
   boots: number;
+  /** Reports the board dropped (refused with 400 or 413) since its flash was erased. */
+  dropped?: number | undefined;
 }
 
 export interface HeartbeatReport extends ReportCommon {

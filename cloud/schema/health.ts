@@ -61,6 +61,7 @@ export const BootReport = report(
     ),
     sv: count("The running image's secure_version"),
     boots: count('Boots since the flash was last erased'),
+    dropped: Type.Optional(count('Reports the board dropped (refused with 400 or 413) since its flash was erased')),
   },
   {
     // A crash summary only with the reasons that keep one.

@@ -181,3 +181,11 @@ describe('the admin API', () => {
     expect((await cloud.adminJson('GET', '/admin/health')).body).toMatchObject({ devices: 2, reporting: 2 });
   });
 });
+
+describe('a boot report as the firmware makes it', () => {
+  it("a boot report carries the board's dropped count as a heartbeat does (the firmware sends it in both)", async () => {
+    const k = (await cloud.enroll('health-dev-dropped')).privateKey;
+    expect(await post(bootReport(7, { dropped: 3 }), { uuid: 'health-dev-dropped', key: k })).toEqual({ status: 201, body: { seq: 7 } });
+    expect((await cloud.adminJson('GET', '/admin/devices/health-dev-dropped')).body.health).toMatchObject({ last_boot: { reason: 'power_on' }, dropped: 3 });
+  });
+});

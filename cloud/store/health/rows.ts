@@ -142,7 +142,7 @@ export function planIngest(uuid: string, prev: HealthStateRow | null, r: HealthR
   let outcome: OutcomeRow | null = null;
   if (r.kind === 'boot') {
     own.boots = 1;
-    if (inOrder) Object.assign(state, { boot_at: at, boot_reason: r.reason, boot_version: r.fw });
+    if (inOrder) Object.assign(state, { boot_at: at, boot_reason: r.reason, boot_version: r.fw, dropped: r.dropped ?? state.dropped });
     if (isUnexpected(r.reason)) {
       unexpectedOn = r.rolled_back?.version ?? (inOrder && prev ? prev.last_fw : r.fw);
       const counted = unexpectedOn === r.fw ? own : emptyDay(uuid, unexpectedOn, day);
