@@ -106,6 +106,8 @@ describe('why each run ended, reported at the next boot', () => {
     const [first] = await ingest.await(uuid, 'boot', 1);
     expect(first).toMatchObject({ kind: 'boot', reason: 'power_on', slot: 'ota_0', ota: 'valid', fw: '2026.01.01', sv: 0, boots: 1, dropped: 0 });
     expect(first!.crash).toBeUndefined();
+    // Uptime counts from this boot, as the chip's ticks do (the host build's ticks are the epoch's).
+    expect(first!.up).toBeLessThan(600);
     // Signed as a backup upload is: the board's UUID, a nonce, its time and the signature over them.
     const signed = ingest.received[0]!.headers;
     expect(signed['x-device-uuid']).toBe(uuid);

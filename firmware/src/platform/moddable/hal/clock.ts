@@ -25,8 +25,17 @@ export class SntpClock implements Clock {
     return Date.now();
   }
 
+  /**
+   * Where uptime counts from. On an ESP32 `Time.ticks` counts milliseconds from boot (esp/modTime.c);
+   * the SDK's Linux host build, which virtual boards run, gives the epoch's milliseconds instead
+   * (lin/modTime.c: gettimeofday), which made every health report's `up` the largest it may be. A
+   * count of milliseconds since boot never reaches 1e12 (31 years), so a larger one is the host's and
+   * uptime counts from this clock's making, early in the boot.
+   */
+  private readonly ticksAtBoot = Time.ticks > 1e12 ? Time.ticks : 0;
+
   uptime(): number {
-    return Time.ticks;
+    return Time.ticks - this.ticksAtBoot;
   }
 
   synchronized(): boolean {
