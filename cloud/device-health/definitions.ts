@@ -3,9 +3,16 @@
 // 1,000 device-hours). Plain values and functions only: the error catalog (cloud/errors.ts) reads the
 // limits, and the catalog is also compiled for the console in the browser.
 
+import { MAX_CRASH_MESSAGE_BYTES, MAX_DETAIL_BYTES, MAX_HEARTBEAT_BYTES, MAX_REPORT_BYTES, MAX_WHERE_BYTES } from '../../firmware/src/core/health/limits.ts';
+import { UPDATE_FAILURES, UPDATE_OUTCOMES, type UpdateFailure, type UpdateOutcome } from '../../firmware/src/core/health/outcomes.ts';
+import { CRASH_KINDS as FIRMWARE_CRASH_KINDS, CRASH_REASONS as FIRMWARE_CRASH_REASONS, RESET_REASONS, type CrashKind as FirmwareCrashKind, type ResetReason } from '../../firmware/src/core/health/reasons.ts';
+
+// The words and bounds of the reports are the firmware's (firmware/src/core/health/): one source for
+// what a board sends and what the cloud takes.
+
 /** Why the last run ended (a boot report's `reason`). */
-export const BOOT_REASONS = ['power_on', 'software', 'watchdog', 'abort', 'panic', 'brownout', 'deep_sleep', 'unknown'] as const;
-export type BootReason = (typeof BOOT_REASONS)[number];
+export const BOOT_REASONS = RESET_REASONS;
+export type BootReason = ResetReason;
 
 /**
  * Reasons that count as an unexpected reboot (docs/device-health.md, Definitions): the run ended
@@ -19,34 +26,32 @@ export function isUnexpected(reason: BootReason): reason is UnexpectedReason {
 }
 
 /** The kinds of a crash summary the chip kept (a boot report's `crash.kind`, for abort and panic). */
-export const CRASH_KINDS = ['memory_full', 'stack_overflow', 'unhandled_exception', 'unhandled_rejection', 'abort', 'panic'] as const;
-export type CrashKind = (typeof CRASH_KINDS)[number];
+export const CRASH_KINDS = FIRMWARE_CRASH_KINDS;
+export type CrashKind = FirmwareCrashKind;
 /** The reasons a boot report may carry a crash summary with. */
-export const CRASH_REASONS = ['abort', 'panic'] as const satisfies readonly BootReason[];
+export const CRASH_REASONS = FIRMWARE_CRASH_REASONS;
 
 export const APP_SLOTS = ['ota_0', 'ota_1', 'factory'] as const;
 export const OTA_STATES = ['valid', 'pending_verify', 'new', 'undefined'] as const;
 
 /** The steps of an update a board reports (`update` reports' `outcome`). */
-export const UPDATE_STEPS = ['downloading', 'installing', 'succeeded', 'failed'] as const;
-export type UpdateStep = (typeof UPDATE_STEPS)[number];
+export const UPDATE_STEPS = UPDATE_OUTCOMES;
+export type UpdateStep = UpdateOutcome;
 
-/**
- * Why an update failed: the catalog of docs/device-health.md, which the firmware keeps in
- * firmware/src/core/health/outcomes.ts. `rolled_back` is shown apart from the other failures.
- */
-export const UPDATE_FAILURE_REASONS = [
-  'download_failed', 'size_mismatch', 'hash_mismatch', 'image_invalid', 'image_mismatch', 'signature_invalid',
-  'secure_version_too_low', 'no_space', 'rolled_back', 'interrupted', 'refused_unconfirmed',
-] as const;
-export type UpdateFailureReason = (typeof UPDATE_FAILURE_REASONS)[number];
+/** Why an update failed: the catalog of docs/device-health.md. `rolled_back` is shown apart from the other failures. */
+export const UPDATE_FAILURE_REASONS = UPDATE_FAILURES;
+export type UpdateFailureReason = UpdateFailure;
 
 /** The largest report body (413 before the body is read past it), and the largest heartbeat. */
-export const HEALTH_REPORT_MAX_BYTES = 2048;
-export const HEARTBEAT_MAX_BYTES = 256;
-/** A crash summary's message (1 KB) and an update failure's detail (240 characters). */
-export const CRASH_MESSAGE_MAX_CHARS = 1024;
-export const UPDATE_DETAIL_MAX_CHARS = 240;
+export const HEALTH_REPORT_MAX_BYTES = MAX_REPORT_BYTES;
+export const HEARTBEAT_MAX_BYTES = MAX_HEARTBEAT_BYTES;
+/**
+ * A crash summary's message, its `where`, and an update failure's detail: the board cuts them to
+ * this many UTF-8 bytes as sent, so they are at most as many characters.
+ */
+export const CRASH_MESSAGE_MAX_CHARS = MAX_CRASH_MESSAGE_BYTES;
+export const CRASH_WHERE_MAX_CHARS = MAX_WHERE_BYTES;
+export const UPDATE_DETAIL_MAX_CHARS = MAX_DETAIL_BYTES;
 
 /** Retention per device: its newest reports, and its daily aggregates for this many days (docs/device-health.md). */
 export const HEALTH_REPORTS_KEPT = 200;

@@ -8,6 +8,7 @@ import {
   CRASH_KINDS,
   CRASH_MESSAGE_MAX_CHARS,
   CRASH_REASONS,
+  CRASH_WHERE_MAX_CHARS,
   OTA_STATES,
   UNEXPECTED_REASONS,
   UPDATE_DETAIL_MAX_CHARS,
@@ -49,7 +50,7 @@ export const BootReport = report(
         {
           kind: oneOf(CRASH_KINDS, 'What the crash was'),
           message: Type.String({ maxLength: CRASH_MESSAGE_MAX_CHARS, pattern: '^[^\\u0000]*$', [EXPECTED]: `at most ${CRASH_MESSAGE_MAX_CHARS} characters`, ...invalid }),
-          where: Type.Optional(text(128, 'The module and line XS knew')),
+          where: Type.Optional(text(CRASH_WHERE_MAX_CHARS, 'The module and line XS knew')),
         },
         { additionalProperties: false, description: 'For abort and panic, when the chip kept a summary', ...invalid },
       ),

@@ -2,9 +2,9 @@
 // reason register (esp_reset_reason) and RTC no-init memory, where the firmware's abort hook and its
 // restart leave what the next boot reports. Lost at power-on, as the chip's RTC domain is: a board
 // started anew (SdkBoard.start, a power cut) begins with `power_on`.
-import type { CrashKind, LastRun, ResetReason } from '../src/hal/system.ts';
-
-const CRASH_KINDS: readonly CrashKind[] = ['memory_full', 'stack_overflow', 'unhandled_exception', 'unhandled_rejection', 'abort', 'panic'];
+import { MAX_CRASH_MESSAGE_BYTES, MAX_WHERE_BYTES } from '../src/core/health/limits.ts';
+import { crashKindNamed, type CrashKind, type ResetReason } from '../src/core/health/reasons.ts';
+import type { LastRun } from '../src/hal/system.ts';
 
 export class RtcMemory {
   private last: LastRun = { reason: 'power_on' };
@@ -18,7 +18,8 @@ export class RtcMemory {
 
   /** The abort hook (natives: xs_fw_note_crash), just before XS aborts. */
   noteCrash(kind: string, message: string, where: string): void {
-    this.noted = { kind: CRASH_KINDS.includes(kind as CrashKind) ? (kind as CrashKind) : 'abort', message: message.slice(0, 1024), ...(where ? { where: where.slice(0, 120) } : {}) };
+    // RTC memory's room: the boot report cuts them again to their bytes on the wire (core/health/reports.ts).
+    this.noted = { kind: crashKindNamed(kind), message: message.slice(0, MAX_CRASH_MESSAGE_BYTES), ...(where ? { where: where.slice(0, MAX_WHERE_BYTES) } : {}) };
   }
 
   /** How the run that just ended ended: what the next boot reads. */

@@ -44,10 +44,9 @@ export interface AppSlotInfo {
   secureVersion: number;
 }
 
-/** Why the firmware's last run ended (docs/device-health.md, "boot"): esp_reset_reason and what the chip kept. */
-export type ResetReason = 'power_on' | 'software' | 'watchdog' | 'abort' | 'panic' | 'brownout' | 'deep_sleep' | 'unknown';
-
-export type CrashKind = 'memory_full' | 'stack_overflow' | 'unhandled_exception' | 'unhandled_rejection' | 'abort' | 'panic';
+/** Why the firmware's last run ended (docs/device-health.md, "boot"), and what a crash was: the names are the core's (core/health/reasons.ts). */
+import type { CrashKind, ResetReason } from '../core/health/reasons.ts';
+export type { CrashKind, ResetReason };
 
 /** What the chip kept of a crash across the reset (RTC no-init memory on an ESP32-S3). */
 export interface CrashSummary {

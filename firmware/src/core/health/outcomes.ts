@@ -4,6 +4,10 @@
 export const UPDATE_STEPS = Object.freeze(['downloading', 'installing'] as const);
 export type UpdateStep = (typeof UPDATE_STEPS)[number];
 
+/** What an `update` report says: a step, or the end (`succeeded`: the new image marked valid; `failed`, with a reason). */
+export const UPDATE_OUTCOMES = Object.freeze([...UPDATE_STEPS, 'succeeded', 'failed'] as const);
+export type UpdateOutcome = (typeof UPDATE_OUTCOMES)[number];
+
 export const UPDATE_FAILURES = Object.freeze([
   /** The image could not be downloaded whole (the connection broke past its resumes, a bad answer). */
   'download_failed',

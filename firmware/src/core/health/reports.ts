@@ -5,16 +5,10 @@
 import type { Hal } from '../../hal/index.ts';
 import type { CrashSummary, LastRun } from '../../hal/system.ts';
 import { utf8Encode } from '../bytes.ts';
-import type { UpdateFailure, UpdateStep } from './outcomes.ts';
+import { MAX_CRASH_MESSAGE_BYTES, MAX_DETAIL_BYTES, MAX_HEARTBEAT_BYTES, MAX_REPORT_BYTES, MAX_WHERE_BYTES } from './limits.ts';
+import type { UpdateFailure, UpdateOutcome } from './outcomes.ts';
 
-export const MAX_REPORT_BYTES = 2048;
-export const MAX_HEARTBEAT_BYTES = 256;
-/** A crash's message, at most, in UTF-8 bytes (the rest of a boot report fits in what is left of 2 KB). */
-export const MAX_CRASH_MESSAGE_BYTES = 1024;
-/** Where XS knew a crash happened, at most, in UTF-8 bytes. */
-const MAX_WHERE_BYTES = 120;
-/** An update failure's sentence, at most, in UTF-8 bytes (the event log keeps 240 characters). */
-export const MAX_DETAIL_BYTES = 240;
+export { MAX_CRASH_MESSAGE_BYTES, MAX_DETAIL_BYTES, MAX_HEARTBEAT_BYTES, MAX_REPORT_BYTES } from './limits.ts';
 /** A heartbeat's counters at most (999: "999 or more"), and its uptime at most (the chip's tick counter wraps sooner): so that it always fits its 256 bytes. */
 export const MAX_HEARTBEAT_COUNT = 999;
 export const MAX_UPTIME_SECONDS = 9_999_999;
@@ -58,7 +52,7 @@ export type HeartbeatReport = Common & {
 export type UpdateReport = Common & {
   kind: 'update';
   version: string;
-  outcome: UpdateStep | 'succeeded' | 'failed';
+  outcome: UpdateOutcome;
   reason?: UpdateFailure;
   detail?: string;
 };

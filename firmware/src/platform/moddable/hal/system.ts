@@ -7,8 +7,9 @@
 // (core/ota/client.ts confirmRunningApp, called by main.ts once the firmware is up).
 import OTA from 'ota';
 import Preference from 'preference';
+import { crashKindNamed, resetReasonNamed } from '../../../core/health/reasons.ts';
 import { isUuid } from '../../../core/ids.ts';
-import type { AppSlotInfo, CrashKind, DeviceIdentity, HeapReport, LastRun, OtaWriter, ResetReason, System } from '../../../hal/system.ts';
+import type { AppSlotInfo, DeviceIdentity, HeapReport, LastRun, OtaWriter, System } from '../../../hal/system.ts';
 import type { BoardConfig } from './board-config.ts';
 import { macText } from './buffers.ts';
 
@@ -30,15 +31,11 @@ function slotInfo([partition, version, projectName, state, secureVersion]: [stri
   return { partition, version, projectName, state, secureVersion };
 }
 
-// Frozen: a preloaded module's objects live in flash (docs/moddable-build.md).
-const REASONS: readonly ResetReason[] = Object.freeze(['power_on', 'software', 'watchdog', 'abort', 'panic', 'brownout', 'deep_sleep', 'unknown'] as const);
-const CRASH_KINDS: readonly CrashKind[] = Object.freeze(['memory_full', 'stack_overflow', 'unhandled_exception', 'unhandled_rejection', 'abort', 'panic'] as const);
-
 /** native/fw_system.c's answer as the HAL says it. */
 function lastRunOf([reason, by, kind, message, where]: [string, string, string, string, string]): LastRun {
-  const last: LastRun = { reason: REASONS.includes(reason as ResetReason) ? (reason as ResetReason) : 'unknown' };
+  const last: LastRun = { reason: resetReasonNamed(reason) };
   if (by) last.by = by;
-  if (kind) last.crash = { kind: CRASH_KINDS.includes(kind as CrashKind) ? (kind as CrashKind) : 'abort', message, ...(where ? { where } : {}) };
+  if (kind) last.crash = { kind: crashKindNamed(kind), message, ...(where ? { where } : {}) };
   return last;
 }
 
