@@ -15,6 +15,7 @@ import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-ima
 import { softApMac as bssidOf } from '../firmware/virtual-esp32/radio.ts';
 import type { BenchBoard } from './board.ts';
 import type { Broker } from './broker.ts';
+import { runFleet, type FleetRun } from './fleet-cli.ts';
 import { renderPng } from './oled.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import { SerialBoard, type BenchImage } from './serial-board.ts';
@@ -182,6 +183,18 @@ export class ScenarioContext {
     });
     const text = await res.text();
     return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  }
+
+  /** `fleet <args>` as an operator runs it (a real process) against this bench's cloud, as a super user. */
+  fleet(args: string[]): Promise<FleetRun> {
+    return runFleet(args, { url: this.cloud.url, token: this.token });
+  }
+
+  /** `fleet <args> --json`: its answer, or a failure naming the command and what it printed. */
+  async fleetJson(args: string[]): Promise<any> {
+    const r = await this.fleet([...args, '--json']);
+    check(r.code === 0, `fleet ${r.args.join(' ')} exited ${r.code}: ${r.stderr.trim() || r.stdout.trim()}`);
+    return JSON.parse(r.stdout);
   }
 
   /** Logs in to a board's device-local API (Ethernet) and returns the visual-token header. */

@@ -1,6 +1,7 @@
 import { clientProvisioningScenarios } from './client-provisioning.ts';
 import { cloudBackupScenarios } from './cloud-backup.ts';
 import { controllerProvisioningScenarios } from './controller-provisioning.ts';
+import { deviceHealthScenarios } from './device-health.ts';
 import { otaScenarios } from './ota.ts';
 import { otaRollbackScenarios } from './ota-rollback.ts';
 import { securityScenarios } from './security.ts';
@@ -15,4 +16,5 @@ export const scenarios: Scenario[] = [
   ...otaScenarios,
   ...otaRollbackScenarios,
   ...securityScenarios,
+  ...deviceHealthScenarios,
 ];

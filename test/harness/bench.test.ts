@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('the bench on the five-board rig', () => {
   let run: BenchRun;
 
-  it('runs every scenario and each passes', { timeout: 300_000 }, async () => {
+  it('runs every scenario and each passes', { timeout: 420_000 }, async () => {
     run = await runScenarios(loadRig(rigPath('five-board')), scenarios, { reportDir: join(dir, 'five') });
     const failed = run.results.filter((r) => r.status !== 'passed').map((r) => `${r.name}: ${r.status} at "${r.failedStep}": ${r.error ?? r.reason}`);
     expect(failed).toEqual([]);
