@@ -4,7 +4,7 @@
 // than announced, one whose SHA-256 is not the manifest's, one of another version, one the slot's
 // esp_ota_end refuses, one larger than the slot, one that installs and then never comes up (the
 // bootloader rolls it back), a power cut half way through the download, and one that succeeds.
-// signature_invalid and secure_version_too_low: sdk-board-ota-signed.test.ts; refused_unconfirmed:
+// signature_invalid and secure_version_too_low: sdk-board-ota-signed-outcomes.test.ts; refused_unconfirmed:
 // firmware/test-cases/health.cases.ts. The cloud is an HTTP server on loopback that answers the update
 // check with the release the case sets, serves its image, and keeps the health reports.
 import { createHash } from 'node:crypto';
