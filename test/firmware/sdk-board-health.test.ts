@@ -22,7 +22,7 @@ interface Received {
   bytes: number;
 }
 
-/** The ingest route of the cloud, as far as a board is concerned: 201 for each report, or `status` while set. */
+/** The ingest route of the cloud, as far as a board is concerned: 201 for each report (200 for one it has), or `status` while set. */
 class Ingest {
   readonly received: Received[] = [];
   status: number | null = null;
@@ -38,8 +38,10 @@ class Ingest {
         if (this.status !== null) return void res.writeHead(this.status, { 'content-type': 'application/json' }).end('{"error":"busy","message":"try later"}');
         const body = Buffer.concat(chunks);
         const report = JSON.parse(body.toString('utf8'));
-        this.received.push({ headers: req.headers, report, bytes: body.length });
-        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ seq: report.seq }));
+        // A report sent again (the board reset before it read the answer) is answered 200 and kept once, as the cloud does.
+        const again = this.received.some((r) => r.headers['x-device-uuid'] === req.headers['x-device-uuid'] && r.report.seq === report.seq);
+        if (!again) this.received.push({ headers: req.headers, report, bytes: body.length });
+        res.writeHead(again ? 200 : 201, { 'content-type': 'application/json' }).end(JSON.stringify({ seq: report.seq }));
       });
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
