@@ -27,6 +27,17 @@ export interface BoardPower {
   off(): Promise<void>;
 }
 
+/**
+ * What a health check read from a board (identify): the ROM answered a sync, its chip, eFuse MAC and
+ * flash ID; the app booted and its console answered `status`.
+ */
+export interface BoardIdentity {
+  chip: string;
+  mac: string;
+  flashId: number;
+  status: Record<string, any>;
+}
+
 /** The image of `fleet bench --flash`: written to every board first, and again when a scenario left another version. */
 export interface BenchImage {
   plan: FlashPlan;
@@ -60,7 +71,8 @@ export class SerialBoard implements BenchBoard {
 
   constructor(
     readonly spec: BoardSpec,
-    private readonly o: { power?: BoardPower; image?: BenchImage } = {},
+    /** identified: what a health check read moments ago (harness/farm/health.ts): prepare starts from it instead of resetting the board again. */
+    private readonly o: { power?: BoardPower; image?: BenchImage; identified?: BoardIdentity } = {},
   ) {}
 
   private get method(): ResetMethod {
@@ -72,24 +84,46 @@ export class SerialBoard implements BenchBoard {
     return this.console;
   }
 
-  /** Identify the board, bring it to its factory state, restore the bench image, hold it in reset. */
-  async prepare(): Promise<void> {
+  /** Opens the board's port and console (powering a virtual board driven as a physical one). */
+  private async open(): Promise<void> {
     const s = this.spec;
     if (this.o.power) s.port = await this.o.power.on();
     if (!s.port) throw new BoardSetupError(`board ${s.id} has no port`);
+    if (this.method === 'none') throw new BoardSetupError(`board ${s.id}: reset method none: the bench cannot reset it (wire DTR/RTS or use usb-jtag)`);
     this.transport = await createTransport(s.port);
     await this.transport.connect(s.baudRate ?? 115200);
     this.console = new SerialConsole(this.transport);
-    // The chip and its eFuse base MAC, from the ROM (as esptool's read_mac).
-    if (this.method === 'none') throw new BoardSetupError(`board ${s.id}: reset method none: the bench cannot reset it (wire DTR/RTS or use usb-jtag)`);
-    const chip = await readChipIdentity(new WebSerialAdapter(this.transport), this.method === 'classic' ? 'default_reset' : 'usb_reset');
+  }
+
+  /**
+   * The health check: the ROM answers a sync, names the rig's chip, its eFuse base MAC (as esptool's
+   * read_mac) and the flash ID; then the app boots and its console answers `status`.
+   */
+  async identify(o: { beforeBoot?: () => Promise<void> } = {}): Promise<BoardIdentity> {
+    const s = this.spec;
+    if (!this.console) await this.open();
+    const rom = await readChipIdentity(new WebSerialAdapter(this.transport!), this.method === 'classic' ? 'default_reset' : 'usb_reset');
     const expected = CHIPS[s.chip].displayName;
-    if (chip.chip !== expected) throw new BoardSetupError(`board ${s.id} on ${s.port} is an ${chip.chip}; the rig says ${expected}`);
-    s.wifiMac = chip.mac;
-    if (s.role === 'controller') s.ethernetMac = derivedMac(chip.mac, 3);
+    if (rom.chip !== expected) throw new BoardSetupError(`board ${s.id} on ${s.port} is an ${rom.chip}; the rig says ${expected}`);
+    await o.beforeBoot?.();
+    const status = await this.bootAndStatus(() => this.hardReset());
+    return { chip: s.chip, mac: rom.mac, flashId: rom.flashId, status };
+  }
+
+  /** Identify the board, bring it to its factory state, restore the bench image, hold it in reset. */
+  async prepare(): Promise<void> {
+    const s = this.spec;
     const image = this.o.image;
-    if (image && !image.flashed.has(s.port)) await this.flash(image);
-    let status = await this.bootAndStatus(() => this.hardReset());
+    const fresh = this.o.identified;
+    let identity: BoardIdentity;
+    if (fresh) {
+      // Checked moments ago and left running its app: its console answers without another reset.
+      await this.open();
+      identity = { ...fresh, status: await this.statusNow() };
+    } else identity = await this.identify({ beforeBoot: image && !image.flashed.has(s.port!) ? () => this.flash(image) : undefined });
+    s.wifiMac = identity.mac;
+    if (s.role === 'controller') s.ethernetMac = derivedMac(identity.mac, 3);
+    let status = identity.status;
     if (image && status.firmware_version !== image.version) {
       await this.flash(image);
       status = await this.bootAndStatus(() => this.hardReset());
@@ -125,6 +159,10 @@ export class SerialBoard implements BenchBoard {
   private async bootAndStatus(reset: () => Promise<void>, from = this.need().lines.length): Promise<Record<string, any>> {
     await reset();
     await this.waitForBoot(from);
+    return this.statusNow();
+  }
+
+  private async statusNow(): Promise<Record<string, any>> {
     const answer = await this.command('status');
     if (!answer.startsWith('OK ')) throw new BoardSetupError(`board ${this.spec.id}: status answered ${answer}`);
     return JSON.parse(answer.slice(3));

@@ -105,9 +105,14 @@ async function withRom<T>(port: WebSerialPortLike, before: EsptoolSession['befor
   }
 }
 
-/** The chip and its eFuse base MAC from the ROM, without the stub. The board is left in download mode. */
-export function readChipIdentity(port: WebSerialPortLike, before: EsptoolSession['before']): Promise<{ chip: string; description: string; mac: string }> {
-  return withRom(port, before, async (loader) => ({ chip: loader.chip.CHIP_NAME, description: await loader.chip.getChipDescription(loader), mac: (await loader.chip.readMac(loader)).toUpperCase() }));
+/** The chip, its eFuse base MAC and the flash ID (JEDEC RDID) from the ROM, without the stub. The board is left in download mode. */
+export function readChipIdentity(port: WebSerialPortLike, before: EsptoolSession['before']): Promise<{ chip: string; description: string; mac: string; flashId: number }> {
+  return withRom(port, before, async (loader) => ({
+    chip: loader.chip.CHIP_NAME,
+    description: await loader.chip.getChipDescription(loader),
+    mac: (await loader.chip.readMac(loader)).toUpperCase(),
+    flashId: await loader.readFlashId(),
+  }));
 }
 
 /** The ROM's register access and security info, for the eFuse commands (without the stub). */
