@@ -18,7 +18,7 @@ import type { Broker } from './broker.ts';
 import { runFleet, type FleetRun } from './fleet-cli.ts';
 import { renderPng } from './oled.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
-import { SerialBoard, type BenchImage } from './serial-board.ts';
+import { SerialBoard, type BenchImage, type BoardIdentity } from './serial-board.ts';
 import { VirtualBoard } from './virtual-board.ts';
 import { API_PATHS } from '../firmware/src/core/api-paths.ts';
 
@@ -60,8 +60,8 @@ export function check(condition: unknown, message: string): asserts condition {
  * board; or a virtual board (`drive: rfc2217`) that the bench powers and then drives exactly as a
  * physical one, through its RFC 2217 port with nothing of the rig's identity (serial-board.ts).
  */
-export function createBoard(spec: BoardSpec, env: ConstructorParameters<typeof VirtualBoard>[1], image?: BenchImage): BenchBoard {
-  if (spec.kind !== 'virtual') return new SerialBoard(spec, image ? { image } : {});
+export function createBoard(spec: BoardSpec, env: ConstructorParameters<typeof VirtualBoard>[1], image?: BenchImage, identified?: BoardIdentity): BenchBoard {
+  if (spec.kind !== 'virtual') return new SerialBoard(spec, { ...(image ? { image } : {}), ...(identified ? { identified } : {}) });
   if (spec.drive !== 'rfc2217') return new VirtualBoard(spec, env);
   const hardware = new VirtualBoard(spec, env);
   const seen: BoardSpec = { ...structuredClone(spec), kind: 'rfc2217', uuid: '', wifiMac: '', firmwareVersion: '', resetMethod: 'classic', baudRate: 115200 };
@@ -99,6 +99,8 @@ export class ScenarioContext {
     private readonly firmwareSettings: Record<string, unknown>,
     /** The image `fleet bench --flash` put on the physical boards, restored when a scenario moved their version. */
     private readonly image?: BenchImage,
+    /** Boards a farm's health check read moments ago, by port: taken once, by the first scenario that prepares them. */
+    private readonly identified?: Map<string, BoardIdentity>,
   ) {}
 
   async open(): Promise<void> {
@@ -112,7 +114,9 @@ export class ScenarioContext {
     const site = this.rig.siteWifi;
     this.air.addInfrastructureAp({ ssid: site.ssid, password: site.password, bssid: 'AC:DE:48:00:00:01', position: site.position });
     for (const spec of this.rig.boards) {
-      this.boards.push(createBoard(structuredClone(spec), { air: this.air, workDir: this.workDir, settings: this.firmwareSettings }, this.image));
+      const checked = spec.port ? this.identified?.get(spec.port) : undefined;
+      if (checked) this.identified!.delete(spec.port!);
+      this.boards.push(createBoard(structuredClone(spec), { air: this.air, workDir: this.workDir, settings: this.firmwareSettings }, this.image, checked));
     }
     // Physical boards: identity read from them, factory state, held in reset until powered on.
     await Promise.all(this.boards.map((b) => b.prepare?.()));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { RigSpec } from './rig.ts';
 import { runScenarios, type BenchRun } from './runner.ts';
 import type { Scenario } from './scenarios/index.ts';
-import type { BenchImage } from './serial-board.ts';
+import type { BenchImage, BoardIdentity } from './serial-board.ts';
 
 export interface RepeatTally {
   name: string;
@@ -22,6 +22,28 @@ export interface RepeatTally {
   errors: string[];
 }
 
+/** A board's part in a scenario over the runs (a farm gives each run the boards it has free). */
+export interface BoardTally {
+  board: string;
+  scenario: string;
+  passed: number;
+  flakes: number;
+  failed: number;
+}
+
+/** The boards a run gets and gives back: a fixed rig, or places held on a farm (harness/farm/farm-rig.ts). */
+export interface HeldRig {
+  rig: RigSpec;
+  /** What a farm's health check read from each board, by port (its first prepare starts from it). */
+  identified?: Map<string, BoardIdentity>;
+  release(): Promise<void>;
+}
+export type RigSource = () => Promise<HeldRig>;
+
+export function fixedRig(rig: RigSpec): RigSource {
+  return async () => ({ rig, release: async () => undefined });
+}
+
 export interface RepeatRun {
   repeat: number;
   ms: number;
@@ -29,44 +51,74 @@ export interface RepeatRun {
   /** Every run and rerun, in order, with the folder its report belongs in. */
   runs: { run: BenchRun; reportDir: string }[];
   interrupted: boolean;
+  /** Per board and scenario, when the boards come from a farm. */
+  boards?: BoardTally[];
 }
 
 export async function repeatScenarios(
   rig: RigSpec,
   scenarios: Scenario[],
-  o: { repeat: number; reportDir: string; progress?: (line: string) => void; image?: BenchImage; signal?: AbortSignal },
+  o: { repeat: number; reportDir: string; progress?: (line: string) => void; image?: BenchImage; signal?: AbortSignal; hold?: RigSource },
 ): Promise<RepeatRun> {
   // The command line bounds the count (tools/commands/bench.ts); here it must only be one.
   if (!Number.isInteger(o.repeat) || o.repeat < 1) throw new RangeError(`repeat must be a whole number of at least 1: ${o.repeat}`);
   const t0 = performance.now();
   const tallies = new Map<string, RepeatTally>(scenarios.map((s) => [s.name, { name: s.name, passed: 0, flakes: 0, failed: 0, notApplicable: false, slowestMs: 0, errors: [] }]));
   const runs: RepeatRun['runs'] = [];
-  const common = { ...(o.progress ? { progress: o.progress } : {}), ...(o.image ? { image: o.image } : {}), ...(o.signal ? { signal: o.signal } : {}) };
+  const boards = new Map<string, BoardTally>();
+  const tallyBoards = (held: HeldRig, scenario: string, outcome: 'passed' | 'flakes' | 'failed') => {
+    for (const b of held.rig.boards) {
+      const key = `${b.id}\0${scenario}`;
+      const t = boards.get(key) ?? { board: b.id, scenario, passed: 0, flakes: 0, failed: 0 };
+      t[outcome]++;
+      boards.set(key, t);
+    }
+  };
   for (let i = 1; i <= o.repeat && !o.signal?.aborted; i++) {
     o.progress?.(`repeat ${i}/${o.repeat}`);
+    const held = await (o.hold ?? fixedRig(rig))();
+    try {
+      if (await oneRun(held, i)) break;
+    } finally {
+      await held.release();
+    }
+  }
+  return {
+    repeat: o.repeat,
+    ms: performance.now() - t0,
+    tallies: [...tallies.values()],
+    runs,
+    interrupted: runs.some((r) => r.run.interrupted) || (o.signal?.aborted ?? false),
+    ...(o.hold ? { boards: [...boards.values()] } : {}),
+  };
+
+  /** One run of every scenario on the boards held, a failure run again at once on the same boards; true when interrupted. */
+  async function oneRun(held: HeldRig, i: number): Promise<boolean> {
+    const common = { ...(o.progress ? { progress: o.progress } : {}), ...(o.image ? { image: o.image } : {}), ...(o.signal ? { signal: o.signal } : {}), ...(held.identified ? { identified: held.identified } : {}) };
     const reportDir = join(o.reportDir, `run-${i}`);
-    const run = await runScenarios(rig, scenarios, { reportDir, ...common });
+    const run = await runScenarios(held.rig, scenarios, { reportDir, ...common });
     runs.push({ run, reportDir });
-    if (run.interrupted) break;
+    if (run.interrupted) return true;
     for (const r of run.results) {
       const t = tallies.get(r.name)!;
       t.slowestMs = Math.max(t.slowestMs, r.ms);
       if (r.status === 'not_applicable') t.notApplicable = true;
-      else if (r.status === 'passed') t.passed++;
+      else if (r.status === 'passed') (t.passed++, tallyBoards(held, r.name, 'passed'));
       else {
         t.errors.push(`run ${i}: at "${r.failedStep}": ${r.error}`);
         o.progress?.(`repeat ${i}/${o.repeat}: ${r.name} failed; running it again`);
         const againDir = join(o.reportDir, `run-${i}-again-${r.name}`);
-        const again = await runScenarios(rig, scenarios.filter((s) => s.name === r.name), { reportDir: againDir, ...common });
+        const again = await runScenarios(held.rig, scenarios.filter((s) => s.name === r.name), { reportDir: againDir, ...common });
         runs.push({ run: again, reportDir: againDir });
         const second = again.results[0];
         if (second) t.slowestMs = Math.max(t.slowestMs, second.ms);
-        if (second?.status === 'passed') t.flakes++;
-        else t.failed++;
+        const outcome = second?.status === 'passed' ? 'flakes' : 'failed';
+        t[outcome]++;
+        tallyBoards(held, r.name, outcome);
       }
     }
+    return false;
   }
-  return { repeat: o.repeat, ms: performance.now() - t0, tallies: [...tallies.values()], runs, interrupted: runs.some((r) => r.run.interrupted) || (o.signal?.aborted ?? false) };
 }
 
 /** One line per scenario and the totals line that `npm run bench:rig` also prints. */
@@ -77,7 +129,8 @@ export function repeatTable(r: RepeatRun): string {
       ? `${t.name.padEnd(width)}  n/a`
       : `${t.name.padEnd(width)}  passed ${t.passed}/${r.repeat}  flakes ${t.flakes}  failed ${t.failed}  slowest ${(t.slowestMs / 1000).toFixed(1)} s${t.errors.length ? `\n${t.errors.map((e) => `  ${e}`).join('\n')}` : ''}`,
   );
-  return [...rows, repeatLine(r)].join('\n');
+  const perBoard = (r.boards ?? []).map((b) => `${b.board} ${b.scenario}  passed ${b.passed}  flakes ${b.flakes}  failed ${b.failed}`);
+  return [...rows, ...(perBoard.length ? ['per board:', ...perBoard.map((l) => `  ${l}`)] : []), repeatLine(r)].join('\n');
 }
 
 export function repeatLine(r: RepeatRun): string {

@@ -63,7 +63,20 @@ export interface RigSpec {
   benchHost: string;
   /** The file it was loaded from (absolute) and the SHA-256 of its text; absent for a rig built in code. */
   file?: { path: string; sha256: string };
+  /** Boards taken from a labgrid coordinator's places instead (docs/board-farm.md): one tag set per board, in order. */
+  farm?: RigFarm;
 }
+
+export interface RigFarm {
+  /** host:port; `fleet bench --farm` gives or overrides it. */
+  coordinator?: string;
+  places: Record<string, string>[];
+  /** How long a job waits for its places in all. */
+  waitSeconds: number;
+}
+
+/** How long a job waits for its places unless the rig or --farm-wait says otherwise. */
+export const FARM_WAIT_SECONDS = 600;
 
 export class RigError extends Error {
   override name = 'RigError';
@@ -148,7 +161,17 @@ export const RigFileSchema = Type.Object({
     ),
   ),
   mqtt: Type.Optional(Type.Object({ kind: oneOf(['aedes', 'mosquitto'] as const, 'aedes (embedded) or mosquitto', 'aedes'), port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })) })),
-  boards: Type.Array(RigBoardSchema, { minItems: 1, description: 'the boards', [EXPECTED]: 'at least one board' }),
+  boards: Type.Optional(Type.Array(RigBoardSchema, { minItems: 1, description: 'the boards', [EXPECTED]: 'at least one board' })),
+  farm: Type.Optional(
+    Type.Object(
+      {
+        coordinator: Type.Optional(text('^[A-Za-z0-9.-]+:\\d{1,5}$', 'host:port', 'the labgrid coordinator')),
+        places: Type.Array(Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]+$' }), Type.String({ minLength: 1 }), { [EXPECTED]: 'an object of place tags such as {"role": "controller"}' }), { minItems: 1, [EXPECTED]: 'at least one place\'s tags' }),
+        wait_seconds: Type.Optional(Type.Integer({ minimum: 1, [EXPECTED]: 'a whole number of seconds' })),
+      },
+      { description: 'boards taken from a labgrid coordinator\'s places, one tag set per board' },
+    ),
+  ),
   build_settings: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'rig-wide: the firmware settings the physical boards\' build was made with', [EXPECTED]: 'an object of firmware settings (firmware/src/core/settings.ts)' })),
   bench_host: Type.Optional(text('^(\\d{1,3}\\.){3}\\d{1,3}$', 'an IPv4 address', 'rig-wide: where the bench\'s cloud, OTA image server and MQTT broker listen', '127.0.0.1')),
 });
@@ -163,7 +186,8 @@ function fail(where: string, expected: string, value: unknown): never {
 export function parseRig(value: unknown, source = 'rig'): RigSpec {
   if (!checkRig(value)) throw new RigError(describeProblem(checkRig.problems()[0]!, source));
   const r = value;
-  const boards = r.boards.map((o, i): BoardSpec => {
+  if (!r.boards && !r.farm) throw new RigError(`${source}.boards: expected at least one board (or a farm section), got nothing`);
+  const boards = (r.boards ?? []).map((o, i): BoardSpec => {
     const kind = o.kind ?? 'virtual';
     const physical = kind !== 'virtual';
     const spec: BoardSpec = {
@@ -220,6 +244,7 @@ export function parseRig(value: unknown, source = 'rig'): RigSpec {
     boards,
     buildSettings: { ...(r.build_settings ?? {}) },
     benchHost: r.bench_host ?? '127.0.0.1',
+    ...(r.farm ? { farm: { ...(r.farm.coordinator ? { coordinator: r.farm.coordinator } : {}), places: r.farm.places, waitSeconds: r.farm.wait_seconds ?? FARM_WAIT_SECONDS } } : {}),
   };
 }
 

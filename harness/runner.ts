@@ -6,7 +6,7 @@ import { describeError, ScenarioContext, type StepResult } from './bench.ts';
 import { startBroker, type Broker } from './broker.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import type { Scenario } from './scenarios/index.ts';
-import type { BenchImage } from './serial-board.ts';
+import type { BenchImage, BoardIdentity } from './serial-board.ts';
 import { boardRead, describeTestbed, type Testbed } from './testbed.ts';
 
 export interface ScenarioResult {
@@ -66,7 +66,7 @@ export function applicable(rig: RigSpec, s: Scenario): string | null {
 export async function runScenarios(
   rig: RigSpec,
   scenarios: Scenario[],
-  o: { reportDir: string; progress?: (line: string) => void; image?: BenchImage; signal?: AbortSignal },
+  o: { reportDir: string; progress?: (line: string) => void; image?: BenchImage; signal?: AbortSignal; identified?: Map<string, BoardIdentity> },
 ): Promise<BenchRun> {
   const say = o.progress ?? (() => undefined);
   mkdirSync(o.reportDir, { recursive: true });
@@ -94,7 +94,7 @@ export async function runScenarios(
         continue;
       }
       say(`[${i + 1}/${scenarios.length}] ${s.name}: ${s.title}`);
-      const ctx = new ScenarioContext(rig, broker, join(work, s.name), o.reportDir, s.name, s.firmwareSettings ?? {}, o.image);
+      const ctx = new ScenarioContext(rig, broker, join(work, s.name), o.reportDir, s.name, s.firmwareSettings ?? {}, o.image, o.identified);
       const started = performance.now();
       let error: unknown;
       try {

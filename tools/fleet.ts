@@ -14,6 +14,7 @@ import { configuratorCommand } from './commands/configurator.ts';
 import { consoleCommands } from './commands/console.ts';
 import { efuseCommand } from './commands/efuse.ts';
 import { enrollCommand } from './commands/enroll.ts';
+import { farmCommand } from './commands/farm.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
 import { healthCommands } from './commands/health.ts';
@@ -70,6 +71,8 @@ export function buildProgram(): Command {
   // The installer's web app (docs/configurator-controller-access.md).
   configuratorCommand(program);
   benchCommand(program, (code) => (commandExit = code));
+  // Boards shared by many jobs through a labgrid coordinator (docs/board-farm.md).
+  farmCommand(program, (code) => (commandExit = code));
   imageCommand(program, (code) => (commandExit = code));
   // Boards on serial ports and RFC 2217 servers, and virtual boards to try them on (docs/physical-rig.md).
   flashCommand(program, (code) => (commandExit = code));

@@ -4,7 +4,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadRig, RigError } from '../../harness/rig.ts';
+import { FARM_WAIT_SECONDS, loadRig, RigError } from '../../harness/rig.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
 
 /** `--repeat`'s bound (harness/repeat.ts takes any count of at least one). */
@@ -58,6 +58,47 @@ async function flashRigFirst(rig: import('../../harness/rig.ts').RigSpec, image:
   return failed.length === 0;
 }
 
+function collectTags(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function farmWait(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError(`must be a whole number of seconds: ${value}`);
+  return n;
+}
+
+/** `--farm` without the places' tags: a usage error (exit 2). */
+class FarmUsageError extends Error {
+  override name = 'FarmUsageError';
+  readonly exitCode = 2;
+}
+
+/**
+ * The rig: the file's, or with --place-tags a farm rig of those places (on the file's site and
+ * settings when one is named too); --farm-wait overrides the file's wait.
+ */
+async function benchRig(rigPath: string | undefined, o: { placeTags: string[]; farm?: string; farmWait?: number }): Promise<import('../../harness/rig.ts').RigSpec> {
+  const rig = loadRig(resolve(rigPath ?? DEFAULT_RIG));
+  if (o.placeTags.length === 0) {
+    if (o.farm && !rig.farm) throw new FarmUsageError(`--farm needs the boards' place tags: --place-tags role=controller,build=debug --place-tags role=controller (one per board), or a farm section in the rig file`);
+    return rig.farm && o.farmWait ? { ...rig, farm: { ...rig.farm, waitSeconds: o.farmWait } } : rig;
+  }
+  if (!o.farm && !rig.farm?.coordinator) throw new FarmUsageError('--place-tags takes its boards from a farm: give the coordinator with --farm host:port');
+  const { parsePlaceTags } = await import('../../harness/farm/tags.ts');
+  const places = o.placeTags.map(parsePlaceTags);
+  const { file, ...settings } = rig;
+  const base = rigPath ? rig : { ...settings, name: 'farm', description: `boards taken from a labgrid coordinator by their place tags (site and settings of ${file?.path ?? 'the default rig'})` };
+  return { ...base, boards: [], farm: { places, waitSeconds: o.farmWait ?? rig.farm?.waitSeconds ?? FARM_WAIT_SECONDS, ...(rig.farm?.coordinator ? { coordinator: rig.farm.coordinator } : {}) } };
+}
+
+async function farmHold(rig: import('../../harness/rig.ts').RigSpec, o: { farm?: string }): Promise<{ coordinator: string }> {
+  const coordinator = o.farm ?? rig.farm?.coordinator;
+  if (!coordinator) throw new FarmUsageError(`rig ${rig.name} takes its boards from a farm: give the coordinator with --farm host:port (or farm.coordinator in the rig file)`);
+  const { coordinatorAddress } = await import('../../harness/farm/client.ts');
+  return { coordinator: coordinatorAddress(coordinator) };
+}
+
 export function benchCommand(program: Command, setExit: (code: number) => void): void {
   program
     .command('bench')
@@ -69,7 +110,10 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
     .option('--list', 'list the scenarios and exit')
     .option('--repeat <n>', `run the scenarios n times (1 to ${MAX_REPEAT}) on fresh boards, a failure run again at once; per scenario the passes, the flakes (passed when run again) and the slowest run`, repeatCount)
     .option('--flash <inputs...>', 'flash the physical boards first with this app image (or offset/file pairs, flasher_args.json), and again whenever a scenario left another version')
-    .action(async (rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean; flash?: string[]; repeat?: number }) => {
+    .option('--farm <host:port>', 'take the boards from a labgrid coordinator\'s places (docs/board-farm.md): reserved by tags, health-checked, released at the end')
+    .option('--place-tags <tags>', 'with --farm: one board\'s place tags, key=value,… (repeat once per board, in order: the first controller is the source)', collectTags, [])
+    .option('--farm-wait <seconds>', 'with --farm: how long to wait for the places in all (default 600)', farmWait)
+    .action(async function (this: Command, rigPath: string, o: { scenario?: string[]; report: string; figures: boolean; list?: boolean; flash?: string[]; repeat?: number; farm?: string; placeTags: string[]; farmWait?: number }) {
       // The harness (XS, serial ports, the broker) loads only for this command.
       const [{ summaryTable, writeReport }, { runScenarios }, { scaleScenario, smallScaleScenario }, { scenarios }] = await Promise.all([
         import('../../harness/report.ts'),
@@ -85,14 +129,15 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
       const unknown = (o.scenario ?? []).filter((n) => !all.some((s) => s.name === n));
       if (unknown.length) throw new RigError(`unknown scenario: ${unknown.join(', ')} (see fleet bench --list)`);
       const chosen = o.scenario ? all.filter((s) => o.scenario!.includes(s.name)) : all;
-      const rig = loadRig(resolve(rigPath));
+      const rig = await benchRig(this.args.length > 0 ? rigPath : undefined, o);
+      const farm = rig.farm ? await farmHold(rig, o) : undefined;
       const reportDir = resolve(o.report);
       const image = o.flash ? await benchImage(o.flash) : undefined;
-      if (image && !(await flashRigFirst(rig, image))) {
+      if (image && !farm && !(await flashRigFirst(rig, image))) {
         setExit(1);
         return;
       }
-      process.stderr.write(`bench: rig ${rig.name} (${rig.boards.length} boards), ${chosen.length} scenarios, report in ${reportDir}${image ? `, boards flashed with ${image.version}` : ''}\n`);
+      process.stderr.write(`bench: rig ${rig.name} (${farm ? `${rig.farm!.places.length} boards from the farm at ${farm.coordinator}` : `${rig.boards.length} boards`}), ${chosen.length} scenarios, report in ${reportDir}${image ? `, boards flashed with ${image.version}` : ''}\n`);
       // SIGINT/SIGTERM: the scenario under way is abandoned, its boards, cloud and broker closed.
       const signals = onStopSignals('bench');
       const abort = new AbortController();
@@ -101,12 +146,18 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
         signals.closing('the boards, the cloud and the broker');
         abort.abort(signal);
       });
+      const hold = farm ? (await import('../../harness/farm/farm-rig.ts')).farmRig(rig, { ...farm, say: (line) => process.stderr.write(line + '\n'), signal: abort.signal }) : undefined;
+      const stopped = (err: unknown) => {
+        // A signal while waiting for places: what was held is given back (FarmLease.take), then the shell's code.
+        if (signals.signal) process.exit(signals.signal === 'SIGTERM' ? 143 : 130);
+        throw err;
+      };
       const progress = (line: string) => process.stderr.write(line + '\n');
       if (o.repeat !== undefined) {
         const { repeatScenarios, repeatTable } = await import('../../harness/repeat.ts');
         let repeated;
         try {
-          repeated = await repeatScenarios(rig, chosen, { repeat: o.repeat, reportDir, progress, signal: abort.signal, ...(image ? { image } : {}) });
+          repeated = await repeatScenarios(rig, chosen, { repeat: o.repeat, reportDir, progress, signal: abort.signal, ...(image ? { image } : {}), ...(hold ? { hold } : {}) }).catch(stopped);
         } finally {
           signals.dispose();
         }
@@ -124,7 +175,13 @@ export function benchCommand(program: Command, setExit: (code: number) => void):
       }
       let run;
       try {
-        run = await runScenarios(rig, chosen, { reportDir, progress, signal: abort.signal, ...(image ? { image } : {}) });
+        // The boards held for the run (a farm's places) are given back however it ends.
+        const held = await (hold ?? (async () => ({ rig, release: async () => undefined, identified: undefined })))().catch(stopped);
+        try {
+          run = await runScenarios(held.rig, chosen, { reportDir, progress, signal: abort.signal, ...(image ? { image } : {}), ...(held.identified ? { identified: held.identified } : {}) });
+        } finally {
+          await held.release();
+        }
       } finally {
         signals.dispose();
       }

@@ -1,0 +1,19 @@
+// What goes wrong with a farm, as errors a command line maps to its exit codes (docs/cli-errors.md):
+// the coordinator cannot be reached, tags that match no place, a reservation that does not come in
+// time, and a coordinator or exporter that refuses (a place held by another, a quarantined board).
+
+export const FARM_EXIT = { unreachable: 12, no_match: 13, not_allocated: 14, refused: 15 } as const;
+export type FarmFailure = keyof typeof FARM_EXIT;
+
+export class FarmError extends Error {
+  override name = 'FarmError';
+  constructor(
+    readonly failure: FarmFailure,
+    message: string,
+  ) {
+    super(message);
+  }
+  get exitCode(): number {
+    return FARM_EXIT[this.failure];
+  }
+}
