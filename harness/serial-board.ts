@@ -11,7 +11,7 @@
 import { CHIPS } from '../firmware/image/chips.ts';
 import { TimeoutError, displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
 import { readChipIdentity } from './flash/esptool.ts';
-import { BOOT_LINE, flashBoard } from './flash/flash-board.ts';
+import { BOOT_LINE, flashBoard, HALT_LINE } from './flash/flash-board.ts';
 import type { FlashPlan } from './flash/inputs.ts';
 import { WebSerialAdapter } from './flash/web-serial.ts';
 import type { BoardSpec } from './rig.ts';
@@ -163,7 +163,12 @@ export class SerialBoard implements BenchBoard {
   }
 
   private async statusNow(): Promise<Record<string, any>> {
-    const answer = await this.command('status');
+    const c = this.need();
+    const from = c.lines.length;
+    let answer = await this.command('status');
+    // An answer to a line typed before may come first: a virtual board's factory types the admin
+    // password on the console at its first boot (firmware/virtual-esp32/board.ts), right after a factory reset.
+    for (let i = 0; i < 3 && answer.startsWith('OK ') && !answer.includes('"uuid"'); i++) answer = await c.waitFor(/^(OK|ERR) /, 10_000, c.lines.indexOf(answer, from) + 1);
     if (!answer.startsWith('OK ')) throw new BoardSetupError(`board ${this.spec.id}: status answered ${answer}`);
     return JSON.parse(answer.slice(3));
   }
@@ -171,7 +176,9 @@ export class SerialBoard implements BenchBoard {
   /** The boot line from `from` on, then the event that ends the boot (device.ts boot()). */
   private async waitForBoot(from: number): Promise<void> {
     const c = this.need();
-    const line = await c.waitFor(BOOT_LINE, BOOT_TIMEOUT_MS, from);
+    // The bootloader's "nothing to boot" ends the wait at once (a health check's verdict, not a time-out).
+    const line = await c.waitFor(new RegExp(`${BOOT_LINE.source}|${HALT_LINE.source}`), BOOT_TIMEOUT_MS, from);
+    if (HALT_LINE.test(line)) throw new BoardSetupError(`board ${this.spec.id} did not boot: ${line}`);
     await c.waitFor(BOOT_DONE, BOOT_TIMEOUT_MS, c.lines.indexOf(line, from) + 1);
   }
 

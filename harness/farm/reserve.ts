@@ -58,12 +58,15 @@ export function jobSessionName(): string {
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    const done = () => (clearTimeout(t), signal?.removeEventListener('abort', done), resolve());
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 
 export class FarmLease {
   readonly held: HeldPlace[] = [];
+  /** Every place under this job's lease: held, or acquired and being checked. */
+  private readonly leases = new Map<string, string>();
   private renewer: NodeJS.Timeout | undefined;
   private released = false;
 
@@ -133,7 +136,10 @@ export class FarmLease {
       }
       const place = Object.values(res.allocations ?? {})[0] as unknown as string;
       // The lease first: from here on, a job that dies frees this place.
-      if (this.leased) await this.session.call('SetPlaceTags', { placename: place, tags: { [LEASE_TAG]: leaseValue(token) } });
+      if (this.leased) {
+        this.leases.set(place, token);
+        await this.session.call('SetPlaceTags', { placename: place, tags: { [LEASE_TAG]: leaseValue(token) } });
+      }
       try {
         await this.session.call('AcquirePlace', { placename: place });
       } catch (err) {
@@ -175,6 +181,7 @@ export class FarmLease {
 
   private async cancel(token: string, place?: string): Promise<void> {
     await this.session.call('CancelReservation', { token }).catch(() => undefined);
+    if (place) this.leases.delete(place);
     if (place) await this.session.call('SetPlaceTags', { placename: place, tags: { [LEASE_TAG]: '' } }).catch(() => undefined);
   }
 
@@ -184,7 +191,7 @@ export class FarmLease {
   }
 
   private async renew(): Promise<void> {
-    for (const h of this.held) await this.session.call('SetPlaceTags', { placename: h.place, tags: { [LEASE_TAG]: leaseValue(h.token) } }).catch((err) => this.say(`farm: renewing the lease of ${h.place}: ${(err as Error).message}`));
+    for (const [place, token] of this.leases) await this.session.call('SetPlaceTags', { placename: place, tags: { [LEASE_TAG]: leaseValue(token) } }).catch((err) => this.say(`farm: renewing the lease of ${place}: ${(err as Error).message}`));
   }
 
   private async giveBack(): Promise<void> {

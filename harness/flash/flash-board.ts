@@ -35,7 +35,7 @@ export class FlashError extends Error {
 
 /** The firmware's boot line and the bootloader's "nothing to boot" lines. */
 export const BOOT_LINE = /^LOG INFO boot: (\S+) (\S+) firmware (\S+) \((\w+)\)$/;
-const HALT_LINE = /^(invalid header: 0x[0-9a-f]+|E \(\d+\) boot: No bootable app partitions.*)$/;
+export const HALT_LINE = /^(invalid header: 0x[0-9a-f]+|E \(\d+\) boot: No bootable app partitions.*)$/;
 
 export interface FlashBoardOptions {
   transport: SerialTransport;
