@@ -15,8 +15,15 @@ const descriptor = JSON.parse(readFileSync(new URL('./labgrid/descriptor.json', 
 const definition = protoLoader.fromJSON(descriptor, { keepCase: true, longs: Number, enums: Number, defaults: false, oneofs: true });
 const Service = (grpc.loadPackageDefinition(definition) as any).labgrid.Coordinator as new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => CoordinatorClient;
 
-/** The coordinator accepts keepalive pings at most every 5 s (its min_ping_interval_without_data_ms). */
-const CHANNEL_OPTIONS: grpc.ChannelOptions = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 10_000, 'grpc.keepalive_permit_without_calls': 1 };
+/**
+ * The coordinator accepts keepalive pings at most every 5 s (its min_ping_interval_without_data_ms).
+ * It knows a session by its peer address, and grpc-js shares one connection among the channels of a
+ * process to the same address: a second session in one process (an exporter's watch beside its
+ * registration check, a test's beside a job's) would be the first one's peer, and the coordinator
+ * fails its ClientStream (`assert peer not in self.clients`). A local subchannel pool gives every
+ * channel its own connection.
+ */
+const CHANNEL_OPTIONS: grpc.ChannelOptions = { 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 10_000, 'grpc.keepalive_permit_without_calls': 1, 'grpc.use_local_subchannel_pool': 1 };
 export const CONNECT_TIMEOUT_MS = 5_000;
 /** The coordinator waits up to 10 s for an exporter in AcquirePlace: a shorter deadline could leave a place acquired without its resources. */
 export const CALL_TIMEOUT_MS = 30_000;
