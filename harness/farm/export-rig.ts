@@ -5,7 +5,7 @@
 // (chip, role, build, MAC, bench, rig, health), then the exporter and its warden (warden.ts) run
 // until stop(), which tags the places offline and withdraws the resources.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { firmwareImage, productPartitions, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
@@ -16,7 +16,7 @@ import { planFlash, type FlashPlan } from '../flash/inputs.ts';
 import { RigError, type BoardSpec, type RigSpec } from '../rig.ts';
 import { openTransport } from '../transport/open.ts';
 import { VirtualBoard } from '../virtual-board.ts';
-import { CoordinatorChannel } from './client.ts';
+import { ClientSession, CoordinatorChannel } from './client.ts';
 import { FarmError } from './errors.ts';
 import { LabgridExporter, RESOURCE_CLASS, type ExportedPort } from './exporter.ts';
 import { checkHealth, farmBoardSpec } from './health.ts';
@@ -58,6 +58,9 @@ export async function exportRig(rig: RigSpec, o: { coordinator: string; name: st
   const virtual: VirtualBoard[] = [];
   let exporter: LabgridExporter | undefined;
   let warden: Warden | undefined;
+  // The places as the coordinator pushes them: a quarantine tag is refused the moment it is set. (The
+  // coordinator holds its lock while it waits for our set_acquired answer, so a GetPlaces then would wait too.)
+  let watch: ClientSession | undefined;
   const exported: ExportedBoard[] = [];
   const stop = async () => {
     await warden?.stop();
@@ -68,6 +71,7 @@ export async function exportRig(rig: RigSpec, o: { coordinator: string; name: st
       if (health && health !== HEALTH.quarantined) await channel.call('SetPlaceTags', { placename: e.place, tags: { health: 'offline' } }).catch(() => undefined);
     }
     exporter?.withdraw();
+    watch?.close();
     channel.close();
     await Promise.allSettled(virtual.map((b) => b.stop()));
     rmSync(work, { recursive: true, force: true });
@@ -105,7 +109,10 @@ export async function exportRig(rig: RigSpec, o: { coordinator: string; name: st
     warden = new Warden(channel, wardenPlaces, o.log);
     const w = warden;
     const ports: ExportedPort[] = exported.map((e) => ({ group: e.board.id, ...urlOf(e.url), speed: e.board.baudRate ?? 115200 }));
-    exporter = await LabgridExporter.start(o.coordinator, o.name, ports, { refuse: (g) => (w.quarantined.has(g) ? `board ${g} is quarantined (it failed its health check); it is handed out again after a repair passes` : undefined), onEnd: (why) => o.log(`export: ${why}`) });
+    watch = await ClientSession.start(o.coordinator, `${hostname()}/fleet-exporter-${o.name}`);
+    const seen = watch;
+    const quarantined = (g: string) => w.quarantined.has(g) || seen.placesByName.get(`${o.name}-${g}`)?.tags?.health === HEALTH.quarantined;
+    exporter = await LabgridExporter.start(o.coordinator, o.name, ports, { refuse: (g) => (quarantined(g) ? `board ${g} is quarantined (it failed its health check); it is handed out again after a repair passes` : undefined), onEnd: (why) => o.log(`export: ${why}`) });
     const places = new Map((await channel.places()).map((p) => [p.name!, p]));
     for (const e of exported) {
       const before = places.get(e.place);
