@@ -4,27 +4,16 @@
 // at once; it is repaired (the rig's image flashed again, reset, checked) and handed out again only
 // after a passing check, and the waiting job then gets it.
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { productPartitions } from '../../firmware/virtual-esp32/firmware-image.ts';
 import { ClientSession } from '../../harness/farm/client.ts';
-import type { RunningCoordinator } from '../../harness/farm/coordinator.ts';
 import { FarmLease } from '../../harness/farm/reserve.ts';
 import { flashBoard } from '../../harness/flash/flash-board.ts';
 import { openTransport } from '../../harness/transport/open.ts';
-import { placesNow, startExport, startTestCoordinator, until, type RunningProcess } from '../helpers/farm.ts';
+import { placesNow, until, useFarm } from '../helpers/farm.ts';
 
 const TARGET = 'quar-target';
-let coordinator: RunningCoordinator;
-let exporter: RunningProcess;
-
-beforeAll(async () => {
-  coordinator = await startTestCoordinator();
-  exporter = await startExport(coordinator.address, 'quar');
-}, 240_000);
-afterAll(async () => {
-  await exporter?.stop();
-  await coordinator?.stop();
-});
+const farm = useFarm('quar');
 
 /** rfc2217://host:port → host and port. */
 function hostPort(url: string): { host: string; port: number } {
@@ -35,7 +24,7 @@ function hostPort(url: string): { host: string; port: number } {
 describe('a board that fails its health check', () => {
   it('is quarantined, refused at once, repaired and handed out again only after a passing check', { timeout: 300_000 }, async () => {
     // A person takes the place and breaks the board: both app slots' first sectors erased.
-    const tech = await ClientSession.start(coordinator.address, 'bench-host/tech');
+    const tech = await ClientSession.start(farm.coordinator.address, 'bench-host/tech');
     let url: string;
     try {
       await tech.call('AcquirePlace', { placename: TARGET });
@@ -59,7 +48,7 @@ describe('a board that fails its health check', () => {
     const lines: string[] = [];
     let busy: Socket | undefined;
     const job = FarmLease.take({
-      coordinator: coordinator.address,
+      coordinator: farm.coordinator.address,
       places: [{ role: 'controller', build: 'production' }],
       waitMs: 240_000,
       say: (line) => {
@@ -69,7 +58,7 @@ describe('a board that fails its health check', () => {
     });
     job.catch(() => undefined);
     const quarantined = await until('the place is quarantined and given back', async () => {
-      const p = (await placesNow(coordinator.address)).get(TARGET);
+      const p = (await placesNow(farm.coordinator.address)).get(TARGET);
       return p?.tags?.health === 'quarantined' && !p.acquired && p;
     }, 120_000, 100);
     const failure = lines.find((l) => /quarantining/.test(l))!;
@@ -77,7 +66,7 @@ describe('a board that fails its health check', () => {
     expect(quarantined.comment).toMatch(/^quarantined by \S+\/fleet-job-\d+ at \S+: health check of quar-target/);
 
     // Refused to anyone within 5 s of the mark (at once: the exporter follows the place's tags).
-    const other = await ClientSession.start(coordinator.address, 'bench-host/bob');
+    const other = await ClientSession.start(farm.coordinator.address, 'bench-host/bob');
     try {
       const t0 = Date.now();
       await expect(other.call('AcquirePlace', { placename: TARGET })).rejects.toThrow(/Failed to acquire resources for place quar-target/);
@@ -85,16 +74,16 @@ describe('a board that fails its health check', () => {
     } finally {
       other.close();
     }
-    await until('the first repair fails (the port is busy)', () => /warden: quar-target: repair failed/.test(exporter.stderr()), 120_000);
-    expect((await placesNow(coordinator.address)).get(TARGET)?.tags?.health).toBe('quarantined');
+    await until('the first repair fails (the port is busy)', () => /warden: quar-target: repair failed/.test(farm.exporter.stderr()), 120_000);
+    expect((await placesNow(farm.coordinator.address)).get(TARGET)?.tags?.health).toBe('quarantined');
 
     // The port free again: the next repair reflashes the rig's image, the check passes, the job gets it.
     busy!.destroy();
     const lease = await job;
     try {
-      expect(exporter.stderr()).toMatch(/warden: quar-target: repaired, passed its health check: handed out again/);
+      expect(farm.exporter.stderr()).toMatch(/warden: quar-target: repaired, passed its health check: handed out again/);
       expect(lease.held.map((h) => [h.place, h.identity.status.role, h.identity.status.build])).toEqual([[TARGET, 'controller', 'production']]);
-      const p = (await placesNow(coordinator.address)).get(TARGET)!;
+      const p = (await placesNow(farm.coordinator.address)).get(TARGET)!;
       expect(p.tags?.health).toBe('ok');
       expect(p.comment ?? '').toBe('');
     } finally {

@@ -5,6 +5,7 @@
 // coordinator with deadlines: the tests run beside other work on two CPUs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { ClientSession, CoordinatorChannel } from '../../harness/farm/client.ts';
 import { labgridMissing, startCoordinator, type RunningCoordinator } from '../../harness/farm/coordinator.ts';
 import type { Place } from '../../harness/farm/labgrid/messages.ts';
@@ -19,6 +20,37 @@ export const EXPORT_START_MS = 180_000;
 export function farmOrFail(): void {
   const missing = labgridMissing();
   if (missing) throw new Error(`the farm tests need labgrid's coordinator: ${missing}`);
+}
+
+export interface Farm {
+  coordinator: RunningCoordinator;
+  exporter: RunningProcess;
+}
+
+/**
+ * A coordinator and `fleet farm export` of `rig` as `name` for the test file. Should either not start
+ * (labgrid's packages missing), every test of the file fails with the reason, rather than being
+ * skipped as a failing beforeAll leaves them.
+ */
+export function useFarm(name: string, rig = FARM_RIG): Farm {
+  const farm = {} as Farm;
+  let failure: unknown;
+  beforeAll(async () => {
+    try {
+      farm.coordinator = await startTestCoordinator();
+      farm.exporter = await startExport(farm.coordinator.address, name, rig);
+    } catch (err) {
+      failure = err;
+    }
+  }, EXPORT_START_MS + 60_000);
+  beforeEach(() => {
+    if (failure) throw failure;
+  });
+  afterAll(async () => {
+    await farm.exporter?.stop();
+    await farm.coordinator?.stop();
+  });
+  return farm;
 }
 
 export async function until<T>(what: string, test: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, everyMs = 200): Promise<T> {
