@@ -6,9 +6,9 @@
 //   makes and tags their places, and `fleet bench --farm` reserves, checks and runs the two-board
 //   provisioning scenario on them, then releases them.
 import { type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
 import { spawnLabgrid } from '../../harness/farm/coordinator.ts';
@@ -27,6 +27,8 @@ afterAll(async () => {
 
 /** The labgrid identity of the stock client here: host/user. */
 const LG_ENV = { LG_HOSTNAME: 'ci-host', LG_USERNAME: 'stock' };
+
+const onPath = (command: string) => (process.env.PATH ?? '').split(delimiter).some((d) => d && existsSync(join(d, command)));
 
 interface Ran {
   code: number | null;
@@ -58,6 +60,8 @@ describe('stock labgrid-client on a place our exporter publishes', () => {
     expect(acquired.out).toContain('acquired place ours-source');
     expect((await placesNow(farm.coordinator.address)).get('ours-source')?.acquired).toBe('ci-host/stock');
 
+    // labgrid-client's console runs microcom, or telnet without it (.ci/run installs telnet).
+    if (!['microcom', 'telnet'].some(onPath)) throw new Error('labgrid-client console needs microcom or telnet on PATH: apt-get install telnet');
     const console = spawnLabgrid('labgrid.remote.client', ['-x', farm.coordinator.address, '-p', '+', 'console'], { env: { ...LG_ENV, LG_TOKEN: token } });
     const seen = collect(console, 60_000);
     let out = '';
