@@ -3,7 +3,7 @@
 // labgrid's stock client and exporter for the interoperability tests. Nothing of labgrid's is copied
 // here: this only finds the source, checks the packages and starts its modules as processes.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +58,8 @@ export interface RunningCoordinator {
   pid: number;
   /** Everything it printed so far. */
   output(): string;
+  /** Resolves, saying how, when the process ends. */
+  exited: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function startCoordinator(listen: string, o: { dir?: string; startM
   const missing = labgridMissing();
   if (missing) throw new FarmError('unreachable', missing);
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'labgrid-coordinator-'));
+  mkdirSync(dir, { recursive: true });
   const child = spawnLabgrid('labgrid.remote.coordinator', ['--listen', listen], { cwd: dir });
   let output = '';
   const exited = new Promise<string>((r) => child.on('exit', (code, signal) => r(`the labgrid coordinator exited (${signal ?? `code ${code}`})`)));
@@ -105,5 +108,5 @@ export async function startCoordinator(listen: string, o: { dir?: string; startM
   } finally {
     clearTimeout(timer);
   }
-  return { address: listen, pid: child.pid!, output: () => output, stop };
+  return { address: listen, pid: child.pid!, output: () => output, exited, stop };
 }

@@ -1,4 +1,5 @@
 // `fleet farm`: the bench's boards on a labgrid coordinator (docs/board-farm.md).
+//   coordinator [--listen host:port]                         labgrid's coordinator from the shared source, in the foreground
 //   export <rig> --coordinator host:port --name <exporter>   publish a rig's boards; Ctrl-C withdraws them
 //   places                                                   the places, their tags, holders and ports
 //   reserve --place-tags k=v,… […]                           reserve, acquire and check places for a person
@@ -18,6 +19,33 @@ function collect(value: string, previous: string[]): string[] {
 
 export function farmCommand(program: Command, setExit: (code: number) => void): void {
   const farm = program.command('farm').description('Share boards through a labgrid coordinator: export a rig, list, reserve and release places (docs/board-farm.md)');
+
+  farm
+    .command('coordinator')
+    .description("Run labgrid's coordinator from its source (../shared/labgrid, or LABGRID_SOURCE) on Debian's Python packages, in the foreground; Ctrl-C or SIGTERM stops it")
+    .option('--listen <host:port>', 'where it listens', '127.0.0.1:20408')
+    .option('--dir <folder>', 'where it keeps its places and resources (places.yaml, resources.yaml) across restarts', 'data/labgrid-coordinator')
+    .action(async (o: { listen: string; dir: string }) => {
+      const [{ startCoordinator }, { coordinatorAddress }] = await Promise.all([import('../../harness/farm/coordinator.ts'), import('../../harness/farm/client.ts')]);
+      const signals = onStopSignals('farm coordinator');
+      let running;
+      try {
+        running = await startCoordinator(coordinatorAddress(o.listen), { dir: resolve(o.dir) });
+      } catch (err) {
+        signals.dispose();
+        throw err;
+      }
+      process.stderr.write(`farm coordinator: labgrid's coordinator listening on ${running.address} (pid ${running.pid}), its places in ${resolve(o.dir)}; Ctrl-C stops it\n`);
+      const why = await Promise.race([signals.stopped.then((s) => `${s}`), running.exited]);
+      process.stderr.write(`farm coordinator: ${why}: stopping\n`);
+      signals.closing("labgrid's coordinator");
+      await running.stop();
+      signals.dispose();
+      if (!signals.signal) {
+        process.stderr.write(running.output().split('\n').slice(-20).join('\n') + '\n');
+        setExit(12);
+      }
+    });
 
   farm
     .command('export')
