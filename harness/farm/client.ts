@@ -102,6 +102,8 @@ export class CoordinatorChannel {
 export class ClientSession extends CoordinatorChannel {
   readonly placesByName = new Map<string, Place>();
   readonly resources = new Map<string, Resource>();
+  /** Called with each place as the coordinator pushes it, in the coordinator's order. */
+  readonly onPlace = new Set<(place: Place) => void>();
   private stream: grpc.ClientDuplexStream<ClientInMessage, ClientOutMessage> | undefined;
   private syncs = new Map<number, () => void>();
   private nextSync = 1;
@@ -136,7 +138,10 @@ export class ClientSession extends CoordinatorChannel {
 
   private receive(m: ClientOutMessage): void {
     for (const u of m.updates ?? []) {
-      if (u.place?.name) this.placesByName.set(u.place.name, u.place);
+      if (u.place?.name) {
+        this.placesByName.set(u.place.name, u.place);
+        for (const f of this.onPlace) f(u.place);
+      }
       else if (u.del_place) this.placesByName.delete(u.del_place);
       else if (u.resource) this.resources.set(resourceKey(u.resource), u.resource);
       else if (u.del_resource) for (const [k, r] of this.resources) if (r.path?.exporter_name === u.del_resource.exporter_name && r.path?.group_name === u.del_resource.group_name && r.path?.resource_name === u.del_resource.resource_name) this.resources.delete(k);
