@@ -1,12 +1,12 @@
 // npm run bench:farm: the board farm under load (docs/board-farm.md). A labgrid coordinator from the
-// shared source; one `fleet farm export` per pair of virtual boards (farm-1 … farm-<jobs>, each its
+// shared source; one `fleet farm export` process per pair of virtual boards (farm-1 … farm-<jobs>, each its
 // own bench and air); then three phases, one after the other:
 //   farm       <jobs> jobs at once, each `fleet bench --farm … --repeat <runs>` of the two-board scenario:
 //              every run reserves a pair by tags, checks it, runs, releases it;
 //   killed     <jobs> more jobs, each killed (SIGKILL) at a random moment while it waits, checks or
 //              runs; 60 s after the last kill, every place must be free again;
-//   dedicated  the same jobs as the farm phase on rigs of their own (the bench starts its two boards
-//              and drives them over RFC 2217, as the farm's jobs drive theirs), without the farm.
+//   dedicated  the same jobs as the farm phase on rigs of their own: each job names one exporter's two
+//              boards by their RFC 2217 ports (the same boards and firmware), without the farm.
 // A double acquisition is a place given to a job while another job that had not given it back still
 // ran (only a lease wrongly ended can do that: the coordinator never hands a held place over), seen in
 // the coordinator's own stream of place updates. Waits are from the jobs' "acquired … after <s> s".
@@ -22,10 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ClientSession } from '../../harness/farm/client.ts';
 import { labgridMissing, startCoordinator } from '../../harness/farm/coordinator.ts';
-import { exportRig, type RunningExport } from '../../harness/farm/export-rig.ts';
 import type { Place } from '../../harness/farm/labgrid/messages.ts';
 import { freeLoopbackPort } from '../../harness/ports.ts';
-import { loadRig } from '../../harness/rig.ts';
 
 const { values } = parseArgs({
   options: {
@@ -86,6 +84,48 @@ function startJob(args: string[], waits: number[]): Job {
 }
 const jobsByPid = new Map<number, Job>();
 
+interface Exporter {
+  name: string;
+  published: Promise<void>;
+  /** Board id → rfc2217:// URL, from its `place <exporter>-<board> rfc2217=<url> …` lines. */
+  ports: Map<string, string>;
+  stop(): Promise<void>;
+}
+
+/** `fleet farm export` of the two-board rig as `name`, each stderr line to `log`. */
+function startExporter(name: string, coordinator: string, log: (line: string) => void): Exporter {
+  const child = spawn(process.execPath, [FLEET_JS, 'farm', 'export', RIG_PATH, '--coordinator', coordinator, '--name', name], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const ports = new Map<string, string>();
+  child.stdout!.on('data', (c) => {
+    for (const m of String(c).matchAll(/^place \S+?-(source|target) rfc2217=(\S+)/gm)) ports.set(m[1]!, m[2]!);
+  });
+  const exited = new Promise<void>((r) => child.on('close', () => r()));
+  let partial = '';
+  let all = '';
+  const published = new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (c) => {
+      all += c;
+      const lines = (partial + c).split('\n');
+      partial = lines.pop()!;
+      for (const l of lines) {
+        if (/published to/.test(l)) resolve();
+        log(l);
+      }
+    });
+    void exited.then(() => reject(new Error(`fleet farm export ${name} ended:\n${all}`)));
+  });
+  published.catch(() => undefined);
+  return {
+    name,
+    published,
+    ports,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 /** Completed scenario runs of a `--repeat` job (passed, flaky or failed), and those that failed twice. */
 function runsOf(job: Job): { done: number; failed: number } {
   const m = /passed (\d+)\/\d+\s+flakes (\d+)\s+failed (\d+)/.exec(job.stdout);
@@ -102,7 +142,7 @@ const benchArgs = (i: number, phase: string, runs: number) => ['--scenario', val
 const farmArgs = (coordinator: string) => ['bench', '--farm', coordinator, '--place-tags', 'role=controller,build=debug', '--place-tags', 'role=controller,build=production', '--farm-wait', '900'];
 
 const coordinator = await startCoordinator(`127.0.0.1:${await freeLoopbackPort()}`);
-const exports: RunningExport[] = [];
+const exporters: Exporter[] = [];
 let watch: ClientSession | undefined;
 try {
   // The coordinator's own stream of places: acquisitions, and who lost a place to a warden.
@@ -132,22 +172,20 @@ try {
       takenFromLiving.delete(name);
     }
   });
-  const rig = loadRig(RIG_PATH);
-  for (let i = 1; i <= JOBS; i++) {
-    const name = `farm-${i}`;
-    exports.push(
-      await exportRig(rig, {
-        coordinator: coordinator.address,
-        name,
-        log: (line) => {
-          const m = /^warden: (\S+): held by (\S+) past its lease/.exec(line);
-          if (m) reapedFrom.set(m[1]!, m[2]!);
-          if (/quarantin|repair|ended/.test(line)) say(line);
-        },
-      }),
-    );
-    say(`exporter ${name}: ${exports.at(-1)!.boards.map((b) => b.place).join(', ')}`);
-  }
+  // One `fleet farm export` process per pair, as one per rig host: its boards' serial traffic in its own process.
+  await Promise.all(
+    Array.from({ length: JOBS }, async (_, k) => {
+      const name = `farm-${k + 1}`;
+      const e = startExporter(name, coordinator.address, (line) => {
+        const m = /^warden: (\S+): held by (\S+) past its lease/.exec(line);
+        if (m) reapedFrom.set(m[1]!, m[2]!);
+        if (/quarantin|repair|ended|warden/.test(line)) say(`${name}: ${line}`);
+      });
+      exporters.push(e);
+      await e.published;
+      say(`exporter ${name} published its boards`);
+    }),
+  );
   const waits: number[] = [];
 
   // Farm: every job takes and gives back a pair per run.
@@ -179,17 +217,22 @@ try {
   const leaked = [...watch.placesByName.values()].filter((p) => p.name?.startsWith('farm-') && (p.acquired || p.reservation || p.tags?.lease));
   for (const p of leaked) say(`leaked: ${p.name} held by ${p.acquired ?? '-'} reservation ${p.reservation ?? '-'} lease ${p.tags?.lease ?? '-'}`);
 
-  for (const e of exports.splice(0)) await e.stop();
 
   // Dedicated: the same jobs, each on a rig of its own.
   let ratio = Number.NaN;
   if (!values['no-dedicated']) {
-    const dedicated = join(dir, 'dedicated-two-board.json');
+    // Each job's own rig: one exporter's two boards named by their ports, so the same boards with the
+    // same firmware run the same scenario, without reservations, leases and health checks.
     const text = JSON.parse(readFileSync(RIG_PATH, 'utf8'));
-    writeFileSync(dedicated, JSON.stringify({ ...text, name: 'dedicated-two-board', boards: text.boards.map((b: object) => ({ ...b, drive: 'rfc2217' })) }));
-    say(`dedicated phase: ${JOBS} jobs × ${RUNS} runs on rigs of their own`);
+    const rigs = exporters.map((e, i) => {
+      const file = join(dir, `dedicated-${i}.json`);
+      const boards = text.boards.map((b: { id: string; role: string; build?: string }) => ({ id: b.id, role: b.role, kind: 'rfc2217', port: e.ports.get(b.id), ...(b.build ? { build: b.build } : {}) }));
+      writeFileSync(file, JSON.stringify({ name: `dedicated-${i + 1}`, description: `the boards of ${e.name}, held by one job`, site_wifi: text.site_wifi, boards }));
+      return file;
+    });
+    say(`dedicated phase: ${JOBS} jobs × ${RUNS} runs, each on one exporter's boards by their ports`);
     t0 = performance.now();
-    const dedicatedJobs = Array.from({ length: JOBS }, (_, i) => startJob(['bench', dedicated, ...benchArgs(i, 'dedicated', RUNS)], []));
+    const dedicatedJobs = Array.from({ length: JOBS }, (_, i) => startJob(['bench', rigs[i]!, ...benchArgs(i, 'dedicated', RUNS)], []));
     await Promise.all(dedicatedJobs.map((j) => j.exited));
     const dedicatedMs = performance.now() - t0;
     const dedicatedDone = dedicatedJobs.map(runsOf).reduce((n, r) => n + r.done, 0);
@@ -197,12 +240,13 @@ try {
     say(`dedicated phase: ${dedicatedDone} runs in ${(dedicatedMs / 1000).toFixed(1)} s (${((dedicatedDone / dedicatedMs) * 60_000).toFixed(2)} per minute)`);
     ratio = farmDone / farmMs / (dedicatedDone / dedicatedMs);
   }
+  await Promise.all(exporters.splice(0).map((e) => e.stop()));
   process.stdout.write(
     `farm jobs=${JOBS} acquisitions=${acquisitions} double=${double} leaked_after_60s=${leaked.length} wait_p50_seconds=${percentile(waits, 50).toFixed(1)} wait_p99_seconds=${percentile(waits, 99).toFixed(1)} throughput_ratio=${Number.isNaN(ratio) ? 'n/a' : ratio.toFixed(2)}\n`,
   );
 } finally {
   for (const j of jobsByPid.values()) if (j.alive) j.kill();
-  for (const e of exports) await e.stop().catch(() => undefined);
+  await Promise.all(exporters.map((e) => e.stop()));
   watch?.close();
   await coordinator.stop();
   rmSync(dir, { recursive: true, force: true });
