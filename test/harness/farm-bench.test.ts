@@ -25,13 +25,14 @@ describe('fleet bench --farm', () => {
     expect((await resourcesNow(farm.coordinator.address)).sort()).toEqual(['bench/source/NetworkSerialPort/NetworkSerialPort', 'bench/target/NetworkSerialPort/NetworkSerialPort']);
   });
 
-  it('runs the two-board provisioning scenario on reserved places and releases them', { timeout: 300_000 }, async () => {
+  it('runs the two-board provisioning scenario on reserved places, twice, and releases them; the table counts per board', { timeout: 300_000 }, async () => {
     const run = await runFleet(
-      ['bench', '--farm', farm.coordinator.address, '--place-tags', 'role=controller,build=debug', '--place-tags', 'role=controller,build=production', '--scenario', 'controller-ok-backup', '--no-figures', '--report', report, '--farm-wait', '120'],
+      ['bench', '--farm', farm.coordinator.address, '--place-tags', 'role=controller,build=debug', '--place-tags', 'role=controller,build=production', '--scenario', 'controller-ok-backup', '--no-figures', '--report', report, '--farm-wait', '120', '--repeat', '2'],
       { timeoutMs: 280_000 },
     );
-    expect(run.stdout + run.stderr).toMatch(/PASS\s+controller-ok-backup/);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^controller-ok-backup\s+passed 2\/2\s+flakes 0\s+failed 0/m);
+    expect(run.stdout).toContain('per board:\n  bench-source controller-ok-backup  passed 2  flakes 0  failed 0\n  bench-target controller-ok-backup  passed 2  flakes 0  failed 0\n');
     expect(run.stderr).toMatch(/farm: acquired bench-source \(rfc2217:\/\/127\.0\.0\.1:\d+\)/);
     expect(run.stderr).toMatch(/farm: acquired bench-target \(rfc2217:\/\/127\.0\.0\.1:\d+\)/);
     // Released as the job ended: nothing held, reserved or leased.
