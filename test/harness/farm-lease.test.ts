@@ -45,6 +45,26 @@ describe('a farm job that dies', () => {
     expect(farm.exporter.stderr()).toMatch(/warden: lease-source: held by \S+ past its lease: releasing it/);
   });
 
+  it('gives its places back at once when stopped with SIGTERM (no lease needed)', { timeout: 240_000 }, async () => {
+    const job = spawnFleet(['bench', '--farm', farm.coordinator.address, '--place-tags', 'role=controller,build=debug', '--place-tags', 'role=controller,build=production', '--scenario', 'controller-ok-backup', '--no-figures', '--report', report, '--farm-wait', '120']);
+    const holder = `/fleet-job-${job.child.pid}`;
+    try {
+      await until('the job holds both places', async () => {
+        if (job.child.exitCode !== null) throw new Error(`the job ended before it held its places:\n${job.stderr()}`);
+        const places = await placesNow(farm.coordinator.address);
+        return PLACES.every((n) => places.get(n)?.acquired?.endsWith(holder));
+      }, 120_000, 100);
+    } finally {
+      job.child.kill('SIGTERM');
+    }
+    const ended = await job.exited;
+    expect(ended.code, job.stderr()).toBe(143);
+    // Free when it has ended: given back by the job, not by the warden after LEASE_SECONDS.
+    const places = await placesNow(farm.coordinator.address);
+    expect(PLACES.filter((n) => !isFree(places.get(n)))).toEqual([]);
+    expect(farm.exporter.stderr()).not.toMatch(new RegExp(`held by \\S+${holder} past its lease`));
+  });
+
   it('leaves the places to the next holder: fleet farm reserve, then fleet farm release', { timeout: 120_000 }, async () => {
     const reserve = await runFleet(['farm', 'reserve', '--coordinator', farm.coordinator.address, '--place-tags', 'role=controller,build=debug', '--place-tags', 'role=controller,build=production', '--wait', '60'], { env: { LG_USERNAME: 'alice' }, timeoutMs: 110_000 });
     expect(reserve.code, reserve.stderr).toBe(0);
