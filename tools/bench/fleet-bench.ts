@@ -36,6 +36,7 @@ import { startPostgres, type PostgresServer } from '../postgres-server.ts';
 import { CloudClient } from '../client.ts';
 import { busyShare, machineCpu, rssPeak, treeCpuSeconds, treePids } from './process-tree.ts';
 import { formatPerf, PERF_NODE_FLAGS, perfAvailable, recordPerf, summarizePerf } from './perf-profile.ts';
+import { wholeOption } from './args.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -70,23 +71,15 @@ if (args.help) {
   process.exit(0);
 }
 
-function whole(name: string, value: string | undefined, min: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value ?? '') || n < min) {
-    process.stderr.write(`--${name}: expected a whole number from ${min}, got ${JSON.stringify(value)}\n`);
-    process.exit(2);
-  }
-  return n;
-}
-const DEVICES = whole('devices', args.devices, 1);
-const SPREAD_MS = whole('spread', args.spread, 0) * 1000;
-const DURATION_S = whole('duration', args.duration, 1);
-const CONNECTIONS = whole('connections', args.connections, 1);
-const WARMUP_S = whole('warmup', args.warmup, 0);
-const ROUNDS = whole('rounds', args.rounds, 1);
-const DEADLINE_MS = whole('deadline', args.deadline, 1) * 1000;
-const WORKERS = whole('workers', args.workers, 1);
-const PG_INSTANCES = whole('postgres-instances', args['postgres-instances'], 1);
+const DEVICES = wholeOption('devices', args.devices, 1);
+const SPREAD_MS = wholeOption('spread', args.spread, 0) * 1000;
+const DURATION_S = wholeOption('duration', args.duration, 1);
+const CONNECTIONS = wholeOption('connections', args.connections, 1);
+const WARMUP_S = wholeOption('warmup', args.warmup, 0);
+const ROUNDS = wholeOption('rounds', args.rounds, 1);
+const DEADLINE_MS = wholeOption('deadline', args.deadline, 1) * 1000;
+const WORKERS = wholeOption('workers', args.workers, 1);
+const PG_INSTANCES = wholeOption('postgres-instances', args['postgres-instances'], 1);
 if (args.perf && !perfAvailable()) {
   process.stderr.write('--perf: Linux perf is not installed here (apt-get install linux-perf)\n');
   process.exit(4);

@@ -34,6 +34,7 @@ import { startCloudServer, type RunningCloud } from '../../cloud/server.ts';
 import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import { controllerIdentity } from './firmware-bench-lib.ts';
 import { measure } from './heap-probe.ts';
+import { wholeOption } from './args.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -48,17 +49,9 @@ if (args.help) {
   process.stdout.write('usage: npm run bench:health -- [--crashes 60] [--boards 6] [--devices 10000] [--no-ingest]\n');
   process.exit(0);
 }
-function whole(name: string, value: string | undefined, min: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value ?? '') || n < min) {
-    process.stderr.write(`--${name}: expected a whole number from ${min}, got ${JSON.stringify(value)}\n`);
-    process.exit(2);
-  }
-  return n;
-}
-const CRASHES = whole('crashes', args.crashes, 1);
-const BOARDS = whole('boards', args.boards, 1);
-const DEVICES = whole('devices', args.devices, 1);
+const CRASHES = wholeOption('crashes', args.crashes, 1);
+const BOARDS = wholeOption('boards', args.boards, 1);
+const DEVICES = wholeOption('devices', args.devices, 1);
 
 /** A virtual board resets more than this many times within a minute: it stays down (firmware/virtual-esp32/board.ts). */
 const FAULTS_PER_MINUTE = 5;
