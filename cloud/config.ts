@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { anyCase, checker, describeProblem, EXPECTED } from './schema/validator.ts';
 import { isPrivateSqlite } from './store/database-url.ts';
+import { ConfigError } from './config-error.ts';
 
 const whole = (min: number, max: number, dflt: number, description: string) =>
   Type.Integer({ minimum: min, maximum: max, default: dflt, description, [EXPECTED]: `a whole number from ${min} to ${max}` });
@@ -105,9 +106,7 @@ export interface CloudConfig {
   shutdownTimeoutMs: number;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 

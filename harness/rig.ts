@@ -10,6 +10,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { checker, describeProblem, EXPECTED, shown } from '../cloud/schema/validator.ts';
 import { DEVICE_UUID_PATTERN, DEVICE_UUID_RULE } from '../cloud/schema/api.ts';
 import { FileArgumentError, fileErrorMessage, isFileSystemError } from './file-errors.ts';
+import { RigError } from './rig-error.ts';
 import { parseResetMethod, RESET_METHODS, type ResetMethod } from './transport/reset-sequence.ts';
 
 export type BoardKind = 'virtual' | 'serial' | 'rfc2217';
@@ -78,9 +79,7 @@ export interface RigFarm {
 /** How long a job waits for its places unless the rig or --farm-wait says otherwise. */
 export const FARM_WAIT_SECONDS = 600;
 
-export class RigError extends Error {
-  override name = 'RigError';
-}
+export { RigError };
 
 const text = (pattern: string, expected: string, description: string, dflt?: string) =>
   Type.String({ pattern, description, [EXPECTED]: expected, ...(dflt === undefined ? {} : { default: dflt }) });

@@ -3,9 +3,9 @@
 // configuration or rig file; the board commands add 5 to 10 (tools/commands/flash.ts).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isApiError } from '../cloud/errors.ts';
-import { ConfigError, resolveJwtSecret } from '../cloud/config.ts';
-import { mintToken } from '../cloud/auth/jwt.ts';
+import { ConfigError } from '../cloud/config-error.ts';
 import { LOG_LEVELS } from '../cloud/functions.ts';
+import { PACKAGE_VERSION } from '../cloud/version.ts';
 import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
 import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
 import { cloudUrlOption } from './cli/cloud-url.ts';
@@ -27,7 +27,7 @@ import { signingCommand } from './commands/signing.ts';
 import { simulateCommand } from './commands/simulate.ts';
 import { virtualCommand } from './commands/virtual.ts';
 import { fileErrorMessage, isFileSystemError, readFileArgument } from '../harness/file-errors.ts';
-import { RigError } from '../harness/rig.ts';
+import { RigError } from '../harness/rig-error.ts';
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } as const;
 
@@ -49,11 +49,19 @@ function positiveInt(value: string): number {
 
 let commandExit: number = EXIT.ok;
 
+/** A super-user token minted from the JWT secret (JWT_SECRET or its file); the signing code loads only when asked. */
+async function mintSuperUserToken(claims: { subject: string; ttlSeconds: number; groups?: string[]; groupsClaim?: string }): Promise<string> {
+  const [{ resolveJwtSecret }, { mintToken }] = await Promise.all([import('../cloud/config.ts'), import('../cloud/auth/jwt.ts')]);
+  const { secret } = resolveJwtSecret(process.env, { create: false });
+  return mintToken(secret, claims);
+}
+
 export function buildProgram(): Command {
   const program = new Command('fleet')
     .description('Cloud, firmware releases, device enrollment and runtime configuration of the device fleet')
     .addOption(new Option('--cloud <url>', 'cloud base URL with its scheme, and its path prefix behind a reverse proxy (http://host/fleet-api)').env('FLEET_CLOUD_URL').default('http://127.0.0.1:8080').argParser(cloudUrlOption))
     .option('--token <jwt>', 'super-user token (env FLEET_TOKEN; otherwise minted from JWT_SECRET or the JWT secret file)')
+    .version(PACKAGE_VERSION, '-V, --version', 'print the version of the fleet command')
     .showHelpAfterError()
     .exitOverride();
 
@@ -62,8 +70,7 @@ export function buildProgram(): Command {
     const explicit = opts.token ?? process.env.FLEET_TOKEN;
     return new CloudClient(opts.cloud, async () => {
       if (explicit) return explicit;
-      const { secret } = resolveJwtSecret(process.env, { create: false });
-      return mintToken(secret, { subject: 'fleet-cli', ttlSeconds: 300 });
+      return mintSuperUserToken({ subject: 'fleet-cli', ttlSeconds: 300 });
     });
   };
 
@@ -91,8 +98,7 @@ export function buildProgram(): Command {
     .option('--ttl <seconds>', 'lifetime in seconds', positiveInt, 3600)
     .option('--group <name...>', 'groups claim values', ['superuser'])
     .action(async (o: { subject: string; ttl: number; group: string[] }) => {
-      const { secret } = resolveJwtSecret(process.env, { create: false });
-      process.stdout.write((await mintToken(secret, { subject: o.subject, ttlSeconds: o.ttl, groups: o.group, groupsClaim: process.env.JWT_GROUPS_CLAIM || 'groups' })) + '\n');
+      process.stdout.write((await mintSuperUserToken({ subject: o.subject, ttlSeconds: o.ttl, groups: o.group, groupsClaim: process.env.JWT_GROUPS_CLAIM || 'groups' })) + '\n');
     });
 
   const firmware = program.command('firmware').description('Release, revoke and list firmware versions');

@@ -29,7 +29,10 @@ const RESTART_BACKOFF_MS = [500, 1_000, 2_000, 5_000, 10_000, 30_000] as const;
 /** Past the workers' own shutdown time-out, how long they get before SIGKILL. */
 const KILL_MARGIN_MS = 5_000;
 
-const WORKER_ENTRY = fileURLToPath(new URL('./worker.ts', import.meta.url));
+/** Set by the compiled command's build (bin/cli-build.js) to its compiled worker; absent when run from the sources. */
+declare const FLEET_COMPILED_WORKER: string | undefined;
+const COMPILED_WORKER = typeof FLEET_COMPILED_WORKER === 'string' ? FLEET_COMPILED_WORKER : undefined;
+const WORKER_ENTRY = COMPILED_WORKER ?? fileURLToPath(new URL('./worker.ts', import.meta.url));
 
 interface Slot {
   index: number;
@@ -49,9 +52,10 @@ interface Relay {
   waiting: Set<Worker>;
 }
 
-/** node flags for a worker: this process's, and tsx's loader (the sources are TypeScript) unless present. */
+/** node flags for a worker: this process's, and tsx's loader (when run from the TypeScript sources) unless present. */
 function workerExecArgv(): string[] {
   const args = [...process.execArgv];
+  if (COMPILED_WORKER) return args;
   const tsx = import.meta.resolve('tsx');
   if (!args.some((a) => a.includes('tsx'))) args.push('--import', tsx);
   return args;

@@ -4,7 +4,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FARM_WAIT_SECONDS, loadRig, RigError } from '../../harness/rig.ts';
+import { RigError } from '../../harness/rig-error.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
 
 /** `--repeat`'s bound (harness/repeat.ts takes any count of at least one). */
@@ -79,6 +79,7 @@ class FarmUsageError extends Error {
  * settings when one is named too); --farm-wait overrides the file's wait.
  */
 async function benchRig(rigPath: string | undefined, o: { placeTags: string[]; farm?: string; farmWait?: number }): Promise<import('../../harness/rig.ts').RigSpec> {
+  const { FARM_WAIT_SECONDS, loadRig } = await import('../../harness/rig.ts');
   const rig = loadRig(resolve(rigPath ?? DEFAULT_RIG));
   if (o.placeTags.length === 0) {
     if (o.farm && !rig.farm) throw new FarmUsageError(`--farm needs the boards' place tags: --place-tags role=controller,build=debug --place-tags role=controller (one per board), or a farm section in the rig file`);

@@ -8,7 +8,6 @@
 // time, 15 refused (held by another, quarantined, an exporter name in use); 2 usage, 4 a wrong rig.
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
-import { loadRig } from '../../harness/rig.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
 
 const coordinatorOption = () => new Option('--coordinator <host:port>', 'the labgrid coordinator').env('LG_COORDINATOR').default('127.0.0.1:20408');
@@ -55,7 +54,7 @@ export function farmCommand(program: Command, setExit: (code: number) => void): 
     .requiredOption('--name <exporter>', "the exporter's name (its places are <name>-<board>)")
     .option('--flash <inputs...>', "the rig's image: what a quarantined physical board is flashed with before its check (virtual boards get their factory image)")
     .action(async (rigPath: string, o: { coordinator: string; name: string; flash?: string[] }) => {
-      const [{ exportRig, exporterName }, { coordinatorAddress }] = await Promise.all([import('../../harness/farm/export-rig.ts'), import('../../harness/farm/client.ts')]);
+      const [{ exportRig, exporterName }, { coordinatorAddress }, { loadRig }] = await Promise.all([import('../../harness/farm/export-rig.ts'), import('../../harness/farm/client.ts'), import('../../harness/rig.ts')]);
       const rig = loadRig(resolve(rigPath));
       const name = exporterName(o.name);
       const coordinator = coordinatorAddress(o.coordinator);

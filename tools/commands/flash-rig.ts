@@ -3,7 +3,6 @@
 // Exit 0 when every board was written, verified (and booted, unless --no-reset); 11 when any failed,
 // the table naming it and why; 4 for a rig without ports or an unknown --board, as for any wrong rig.
 import { resolve } from 'node:path';
-import { loadRig } from '../../harness/rig.ts';
 import { BoardLines } from '../cli/board-lines.ts';
 import type { FlashPlan } from '../../harness/flash/inputs.ts';
 import type { PartitionEntry } from '../../firmware/image/partition-table.ts';
@@ -20,7 +19,7 @@ export interface RigFlashCommandOptions {
 }
 
 export async function flashRigCommand(plan: FlashPlan, productTable: PartitionEntry[], o: RigFlashCommandOptions): Promise<number> {
-  const { flashRig, rigSummary, rigTargets } = await import('../../harness/flash/flash-rig.ts');
+  const [{ flashRig, rigSummary, rigTargets }, { loadRig }] = await Promise.all([import('../../harness/flash/flash-rig.ts'), import('../../harness/rig.ts')]);
   const { FLASH_EXIT } = await import('../../harness/flash/flash-board.ts');
   const rig = loadRig(resolve(o.rig));
   const targets = rigTargets(rig, o.board);

@@ -6,7 +6,6 @@ import { Option, type Command } from 'commander';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chipByName, CHIPS } from '../../firmware/image/chips.ts';
-import { checkReleaseImage } from '../../cloud/ota/release-checks.ts';
 import { path, type CloudClient } from '../client.ts';
 
 export interface ReleaseOptions {
@@ -68,6 +67,7 @@ export async function releaseFirmware(client: CloudClient, cls: string, productH
     const bytes = readFileSync(o.image);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     // The cloud cannot check an image it does not host: the same checks run here.
+    const { checkReleaseImage } = await import('../../cloud/ota/release-checks.ts');
     checkReleaseImage(bytes, sha256, { version, chip: chipByName(o.chip), project: o.project });
     meta.size = bytes.length;
     meta.sha256 = sha256;

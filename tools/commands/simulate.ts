@@ -5,11 +5,8 @@
 // one its device sent, or (--health) a device's reports are not all stored; exit 3 (tools/fleet.ts)
 // when the cloud cannot be reached at all.
 import { Command, InvalidArgumentError } from 'commander';
-import { resolveJwtSecret } from '../../cloud/config.ts';
-import { mintToken } from '../../cloud/auth/jwt.ts';
 import { cloudUrlOption } from '../cli/cloud-url.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
-import { FleetSimulator, formatResult } from '../simulate/engine.ts';
 
 /** Removing thousands of devices after a signal takes longer than closing a port. */
 const REMOVE_GRACE_MS = 60_000;
@@ -38,6 +35,11 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
     .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these', (url: string, previous: string[] = []) => [...previous, cloudUrlOption(url)])
     .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[]; keep?: boolean; health?: boolean; backups: boolean }) => {
       const g = program.opts<{ cloud: string; token?: string }>();
+      const [{ resolveJwtSecret }, { mintToken }, { FleetSimulator, formatResult }] = await Promise.all([
+        import('../../cloud/config.ts'),
+        import('../../cloud/auth/jwt.ts'),
+        import('../simulate/engine.ts'),
+      ]);
       const adminToken =
         g.token ?? process.env.FLEET_TOKEN ?? (await mintToken(resolveJwtSecret(process.env, { create: false }).secret, { subject: 'fleet-simulate', ttlSeconds: 3600 }));
       const sim = new FleetSimulator({

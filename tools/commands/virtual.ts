@@ -11,7 +11,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadRig, RigError } from '../../harness/rig.ts';
+import { RigError } from '../../harness/rig-error.ts';
 import type { VirtualSecureBoot } from '../../harness/virtual-board.ts';
 import type { Broker } from '../../harness/broker.ts';
 import { onStopSignals, type StopSignals } from '../cli/stop-signals.ts';
@@ -71,6 +71,7 @@ function secureBootOptions(o: { secureBootKey: string[]; antiRollback?: boolean;
 }
 
 async function runVirtual(rigPath: string, only: string[], signals: StopSignals, secureBoot: VirtualSecureBoot | undefined): Promise<void> {
+  const { loadRig } = await import('../../harness/rig.ts');
   const rig = loadRig(resolve(rigPath));
   const unknown = only.filter((id) => !rig.boards.some((b) => b.id === id));
   if (unknown.length) throw new RigError(`no board ${unknown.join(', ')} on rig ${rig.name} (it has ${rig.boards.map((b) => b.id).join(', ')})`);
