@@ -1,14 +1,12 @@
 // Cloud configuration from the environment (DESIGN.md section 4), validated at start-up by one schema
 // (ConfigEnv) that also holds every default; a bad value is reported with the variable and the value
 // (`PORT: expected a whole number from 0 to 65535, got "eighty"`).
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { anyCase, checker, describeProblem, EXPECTED } from './schema/validator.ts';
 import { isPrivateSqlite } from './store/database-url.ts';
 import { ConfigError } from './config-error.ts';
+import { DEFAULT_JWT_SECRET_FILE, resolveJwtSecret } from './auth/jwt-secret.ts';
 
 const whole = (min: number, max: number, dflt: number, description: string) =>
   Type.Integer({ minimum: min, maximum: max, default: dflt, description, [EXPECTED]: `a whole number from ${min} to ${max}` });
@@ -22,7 +20,7 @@ export const ConfigEnv = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'Address to listen on' }),
   DATABASE_URL: Type.String({ minLength: 1, default: './data/cloud.sqlite', description: 'SQLite file or sqlite: URL, or postgres://…' }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 16, writeOnly: true, description: 'HS256 secret', [EXPECTED]: 'at least 16 characters' })),
-  JWT_SECRET_FILE: Type.String({ minLength: 1, default: './data/jwt-secret', description: 'Where the HS256 secret is kept when JWT_SECRET is not set' }),
+  JWT_SECRET_FILE: Type.String({ minLength: 1, default: DEFAULT_JWT_SECRET_FILE, description: 'Where the HS256 secret is kept when JWT_SECRET is not set' }),
   JWT_JWKS_URL: Type.Optional(Type.String({ format: 'uri', description: 'An identity provider’s JWKS', [EXPECTED]: 'a URL' })),
   JWT_ISSUER: Type.Optional(Type.String()),
   JWT_AUDIENCE: Type.Optional(Type.String()),
@@ -110,29 +108,7 @@ export { ConfigError };
 
 type Env = Record<string, string | undefined>;
 
-/**
- * The HS256 secret: JWT_SECRET when set; otherwise the file JWT_SECRET_FILE, created with 32 random
- * bytes on first use so that `npm start` and `fleet token` agree on a fresh machine.
- */
-export function resolveJwtSecret(env: Env, opts: { create: boolean }): { secret: Uint8Array; source: string } {
-  const direct = env.JWT_SECRET;
-  if (direct !== undefined && direct !== '') {
-    if (direct.length < 16) throw new ConfigError('"JWT_SECRET" must be at least 16 characters long');
-    return { secret: new TextEncoder().encode(direct), source: 'JWT_SECRET' };
-  }
-  const file = resolve(env.JWT_SECRET_FILE || CONFIG_DEFAULTS.JWT_SECRET_FILE);
-  if (!existsSync(file)) {
-    if (!opts.create) {
-      throw new ConfigError(`no JWT secret: set JWT_SECRET, or start the cloud once to create ${file}`);
-    }
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600);
-  }
-  const text = readFileSync(file, 'utf8').trim();
-  if (text.length < 16) throw new ConfigError(`the JWT secret in ${file} is shorter than 16 characters`);
-  return { secret: new TextEncoder().encode(text), source: file };
-}
+export { resolveJwtSecret };
 
 /**
  * WORKERS, or the cores this process may use. A database private to one process can have one

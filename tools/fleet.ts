@@ -51,7 +51,7 @@ let commandExit: number = EXIT.ok;
 
 /** A super-user token minted from the JWT secret (JWT_SECRET or its file); the signing code loads only when asked. */
 async function mintSuperUserToken(claims: { subject: string; ttlSeconds: number; groups?: string[]; groupsClaim?: string }): Promise<string> {
-  const [{ resolveJwtSecret }, { mintToken }] = await Promise.all([import('../cloud/config.ts'), import('../cloud/auth/jwt.ts')]);
+  const [{ resolveJwtSecret }, { mintToken }] = await Promise.all([import('../cloud/auth/jwt-secret.ts'), import('../cloud/auth/jwt.ts')]);
   const { secret } = resolveJwtSecret(process.env, { create: false });
   return mintToken(secret, claims);
 }

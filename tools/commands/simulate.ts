@@ -36,7 +36,7 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
     .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[]; keep?: boolean; health?: boolean; backups: boolean }) => {
       const g = program.opts<{ cloud: string; token?: string }>();
       const [{ resolveJwtSecret }, { mintToken }, { FleetSimulator, formatResult }] = await Promise.all([
-        import('../../cloud/config.ts'),
+        import('../../cloud/auth/jwt-secret.ts'),
         import('../../cloud/auth/jwt.ts'),
         import('../simulate/engine.ts'),
       ]);
