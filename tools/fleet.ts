@@ -61,8 +61,8 @@ export function buildProgram(): Command {
     .description('Cloud, firmware releases, device enrollment and runtime configuration of the device fleet')
     .addOption(new Option('--cloud <url>', 'cloud base URL with its scheme, and its path prefix behind a reverse proxy (http://host/fleet-api)').env('FLEET_CLOUD_URL').default('http://127.0.0.1:8080').argParser(cloudUrlOption))
     .option('--token <jwt>', 'super-user token (env FLEET_TOKEN; otherwise minted from JWT_SECRET or the JWT secret file)')
-    .version(PACKAGE_VERSION, '-V, --version', 'print the version of the fleet command')
     .showHelpAfterError()
+    .addHelpText('after', '\n`fleet --version` (or -V) prints the version.')
     .exitOverride();
 
   const client = (): CloudClient => {
@@ -205,7 +205,14 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** `fleet --version` (or -V) alone: the version. Not a commander option, which would take the `--version` of `image build` and `firmware release`. */
+const VERSION_FLAGS = ['--version', '-V'];
+
 export async function main(argv: string[]): Promise<number> {
+  if (argv.length === 3 && VERSION_FLAGS.includes(argv[2]!)) {
+    process.stdout.write(`${PACKAGE_VERSION}\n`);
+    return EXIT.ok;
+  }
   const program = buildProgram();
   commandExit = EXIT.ok;
   try {
