@@ -1,6 +1,6 @@
 // `fleet console -p … <command>`: one console command (docs/serial-console.md), its answer printed;
 // its exit codes are CONSOLE_EXIT, each meaning as the README says it (CONSOLE_EXIT_MEANING, checked
-// against the README by test/tools/console-exit-codes.test.ts). (`fleet monitor` is in monitor.ts.)
+// against the README by test/tools/monitor-reset.test.ts). (`fleet monitor` is in monitor.ts.)
 import type { Command } from 'commander';
 import { baudFlag, portFlag, resolvePort, seconds } from './port-options.ts';
 
