@@ -16,3 +16,22 @@ export async function stopChild(child: ChildProcess, graceMs = 2000): Promise<vo
     await exited;
   }
 }
+
+/** Helper processes still running (socat), for a process that must exit at once (killHelperProcesses). */
+const live = new Set<ChildProcess>();
+
+/** Records a helper process until it exits. */
+export function trackChild<C extends ChildProcess>(child: C): C {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/**
+ * SIGKILL to every tracked helper still running: what a forced exit does (`fleet virtual` stopping
+ * past its grace), since Node does not end its children when it exits and socat would keep its ptys.
+ */
+export function killHelperProcesses(): void {
+  for (const child of live) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  live.clear();
+}

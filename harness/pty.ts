@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { stopChild } from './child-process.ts';
+import { stopChild, trackChild } from './child-process.ts';
 
 export interface PtyPair {
   boardEnd: string;
@@ -20,7 +20,7 @@ export async function openPtyPair(dir: string, name: string): Promise<PtyPair> {
   const harnessEnd = join(dir, `${name}.tty`);
   let child: ChildProcess;
   try {
-    child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${boardEnd}`, `pty,raw,echo=0,link=${harnessEnd}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = trackChild(spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${boardEnd}`, `pty,raw,echo=0,link=${harnessEnd}`], { stdio: ['ignore', 'ignore', 'pipe'] }));
   } catch (err) {
     throw new Error(`socat is needed for virtual serial consoles (apt-get install socat): ${(err as Error).message}`);
   }

@@ -7,7 +7,7 @@
 import { connect, type Socket } from 'node:net';
 import { COM, comPortCommand, CONTROL, DO, DONT, escapeData, negotiate, OPT, PURGE, SERVER_REPLY_OFFSET, TelnetParser, u32be, WILL, WONT } from '../../firmware/virtual-esp32/rfc2217/telnet.ts';
 import { TimeoutError } from '../board.ts';
-import { DisconnectedError, PortUnavailableError, portProblem, type SerialTransport } from './transport.ts';
+import { DisconnectedError, PORT_IN_USE, PortUnavailableError, portProblem, type SerialTransport } from './transport.ts';
 
 /** RFC 2217 SET-PARITY 1 = NONE, SET-STOPSIZE 1 = one stop bit, SET-CONTROL 1 = no flow control. */
 const PARITY_NONE = 1;
@@ -75,7 +75,12 @@ export class Rfc2217Transport implements SerialTransport {
     this.remote.clear();
     let comPort!: { resolve: () => void; reject: (e: Error) => void };
     const agreed = new Promise<void>((resolve, reject) => (comPort = { resolve, reject }));
+    // What the server says before it agrees (ser2net and our server say why they hang up on a second client).
+    let said = '';
+    let agreedYet = false;
+    void agreed.then(() => (agreedYet = true), () => undefined);
     const parser = new TelnetParser((e) => {
+      if (e.kind === 'data' && !agreedYet && said.length < 200) said += Buffer.from(e.bytes).toString('latin1');
       if (e.kind === 'data') for (const l of this.listeners) l(e.bytes);
       else if (e.kind === 'negotiate') this.negotiated(e.verb, e.option, comPort);
       else if (e.option === OPT.COM_PORT && e.payload.length > 0) this.waiting.get(e.payload[0]!)?.shift()?.(e.payload.subarray(1));
@@ -85,7 +90,8 @@ export class Rfc2217Transport implements SerialTransport {
     socket.on('error', () => undefined);
     socket.once('close', () => {
       if (this.socket === socket) this.socket = null;
-      comPort.reject(new PortUnavailableError(`${this.name} closed the connection during negotiation (another client on the port?)`));
+      const why = said.replace(/[^\x20-\x7e]+/g, ' ').trim();
+      comPort.reject(new PortUnavailableError(/in use/i.test(why) ? `cannot open ${this.name}: ${PORT_IN_USE} (the server said: ${why})` : `${this.name} closed the connection during negotiation (another client on the port?)`));
       for (const l of this.closeListeners) l(`${this.name} closed the connection`);
     });
     // RFC 2217 section 2: the client offers the COM port option; 8-bit data and no go-aheads both ways.

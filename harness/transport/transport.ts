@@ -33,6 +33,12 @@ export class PortUnavailableError extends Error {
   readonly portUnavailable = true;
 }
 
+/**
+ * A port another program holds (a serial port, like an RFC 2217 port, has one user at a time; the
+ * ports stay exclusive so that two programs' bytes never interleave: docs/monitor-reset.md).
+ */
+export const PORT_IN_USE = 'in use by another program (a fleet monitor?): a port has one user at a time; type the command into that monitor, or quit it (Ctrl-]) and run this again';
+
 /** Why a port could not be opened, in words a user can act on (node-serialport's and the socket's errors). */
 export function portProblem(err: Error): string {
   const m = err.message.replace(/^Error: /, '');
@@ -40,7 +46,7 @@ export function portProblem(err: Error): string {
   if (/No such file or directory/.test(m)) return 'no such port (fleet ports lists the serial ports of this machine)';
   if (/Permission denied/.test(m)) return 'permission denied (on Linux, add your user to the dialout group and log in again)';
   if (/Is a directory|Inappropriate ioctl/.test(m)) return 'not a serial port';
-  if (/Resource temporarily unavailable|Cannot lock port/.test(m)) return 'in use by another program (a monitor?): close it first';
+  if (/Resource temporarily unavailable|Cannot lock port/.test(m)) return PORT_IN_USE;
   return m;
 }
 

@@ -139,7 +139,8 @@ describe('fleet flash without a board', () => {
 describe('fleet monitor', () => {
   it('on a terminal: shows the console, sends typed lines, resets the board on Ctrl-T Ctrl-R, writes the log, quits on Ctrl-]', { timeout: 120_000 }, async () => {
     const log = join(dir, 'monitor.log');
-    const monitor = fleetOnTerminal(['monitor', '--no-colour', '--log', log], { ESPPORT: board.rfc2217 });
+    // --no-reset: the line typed first must not land in a boot (the reset on open: monitor-reset.test.ts).
+    const monitor = fleetOnTerminal(['monitor', '--no-reset', '--no-colour', '--log', log], { ESPPORT: board.rfc2217 });
     await monitor.seen(/monitor: rfc2217:\/\/127\.0\.0\.1:\d+ at 115200 baud, reset classic, log .*; Ctrl-T Ctrl-R reset, Ctrl-T Ctrl-P download mode, Ctrl-\] quit/);
     monitor.type('status\r');
     await monitor.seen(/^OK \{"uuid":"5c0e1a00-0000-4000-8000-000000000001"/m);

@@ -94,6 +94,44 @@ describe('fleet virtual', () => {
   });
 });
 
+describe('fleet virtual with a board in ROM download mode', () => {
+  /** A board put in the ROM loader as a user would: fleet efuse summary --after no-reset. */
+  async function inDownloadMode() {
+    const v = startVirtual();
+    started.push(v);
+    const board = await v.board('source');
+    const efuse = spawn(process.execPath, [FLEET_JS, 'efuse', 'summary', '-p', board.rfc2217, '--after', 'no-reset'], { cwd: ROOT, stdio: 'ignore' });
+    expect(await new Promise((r) => efuse.once('exit', r))).toBe(0);
+    await v.line(/^board source .* mode=download$/);
+    const helpers = descendants(v.child.pid!).filter((p) => /socat|virtual-esp32\/loader /.test(p.command));
+    expect(helpers.some((p) => p.command.startsWith('socat'))).toBe(true);
+    return { v, work: dirname(board.console), helpers };
+  }
+
+  it('SIGTERM: stops within its grace (exit 0, not a forced exit), its helpers gone, its work folder removed', { timeout: 180_000 }, async () => {
+    const { v, work, helpers } = await inDownloadMode();
+    expect(existsSync(work)).toBe(true);
+    const stopped = await v.stop('SIGTERM', 30_000);
+    expect(v.stderr).not.toContain('exiting now');
+    expect(stopped).toMatchObject({ code: 0, signal: null });
+    await until('socat and the firmware process gone', () => stillRunning(helpers).length === 0, 5000);
+    expect(existsSync(work)).toBe(false);
+  });
+
+  it('a second signal forces the exit: the work folder and socat do not outlive it', { timeout: 180_000 }, async () => {
+    const { v, work, helpers } = await inDownloadMode();
+    const exited = new Promise<number | null>((r) => v.child.once('exit', (code) => r(code)));
+    v.child.kill('SIGINT');
+    v.child.kill('SIGTERM');
+    const code = await exited;
+    // Either the stop was done before the second signal was read (0), or the second forced it (143).
+    expect([0, 143]).toContain(code);
+    if (code === 143) expect(v.stderr).toContain('virtual: SIGTERM again while closing');
+    await until('socat gone', () => stillRunning(helpers.filter((p) => p.command.startsWith('socat'))).length === 0, 5000);
+    expect(existsSync(work)).toBe(false);
+  });
+});
+
 describe('fleet bench', () => {
   it('SIGINT in the middle of a scenario: the scenario is abandoned, the bench closed, exit 130, no report', { timeout: 180_000 }, async () => {
     const report = join(mkdtempSync(join(tmpdir(), 'stop-signals-')), 'report');

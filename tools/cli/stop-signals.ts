@@ -2,6 +2,8 @@
 // asks the command to stop, and it closes its boards, servers and ports; if that has not ended the
 // process within a few seconds, or a second signal comes, the process exits anyway and says what it
 // was still closing. Installed when the command starts, so that a signal during start-up is a stop too.
+// What must not outlive the process even then (a work folder in the system's temp folder) is given to
+// atForcedExit and removed before that exit.
 
 export const STOP_GRACE_MS = 5000;
 
@@ -12,6 +14,8 @@ export interface StopSignals {
   readonly signal: NodeJS.Signals | undefined;
   /** What the command is closing now, for the message if it overruns the grace period. */
   closing(what: string): void;
+  /** Synchronous clean-up that runs before a forced exit too (a work folder removed); in the order given. */
+  atForcedExit(cleanUp: () => void): void;
   /** Removes the handlers (the command has ended). */
   dispose(): void;
 }
@@ -26,8 +30,16 @@ export function onStopSignals(name: string, o: { graceMs?: number; exit?: (code:
   let resolveStopped!: (s: NodeJS.Signals) => void;
   const stopped = new Promise<NodeJS.Signals>((r) => (resolveStopped = r));
   let timer: NodeJS.Timeout | undefined;
+  const cleanUps: (() => void)[] = [];
   const forced = (signal: NodeJS.Signals, why: string) => {
     process.stderr.write(`${name}: ${why} while closing ${what}: exiting now\n`);
+    for (const cleanUp of cleanUps) {
+      try {
+        cleanUp();
+      } catch (err) {
+        process.stderr.write(`${name}: ${(err as Error).message}\n`);
+      }
+    }
     exit(128 + (SIGNAL_NUMBERS[signal] ?? 0));
   };
   const onSignal = (signal: NodeJS.Signals) => {
@@ -47,6 +59,9 @@ export function onStopSignals(name: string, o: { graceMs?: number; exit?: (code:
     },
     closing(next: string) {
       what = next;
+    },
+    atForcedExit(cleanUp: () => void) {
+      cleanUps.push(cleanUp);
     },
     dispose() {
       process.off('SIGINT', onSignal);

@@ -1,7 +1,9 @@
 // `fleet efuse summary|burn-key|burn -p <path|rfc2217://host:port>`: a board's eFuses through its ROM
 // bootloader with esptool-js (READ_REG, WRITE_REG, GET_SECURITY_INFO), as espefuse does, on a real
-// board or a virtual one. The board is reset into download mode as its reset method says, and left
-// there.
+// board or a virtual one. The board is reset into download mode as its reset method says; at the end
+// --after says what becomes of it, as esptool's does: hard-reset (the default: it runs its firmware
+// again, its boot line awaited) or no-reset (it stays in the ROM loader). One line on standard error
+// says which state it is left in (docs/rom-after.md).
 //   - summary: the eFuses as `espefuse summary` shows them (MAC, chip revision, key purposes and
 //     protection, secure boot, SECURE_VERSION); the registers and GET_SECURITY_INFO are checked
 //     against each other.
@@ -21,7 +23,7 @@ import { isatty } from 'node:tty';
 import type { BurnPlan, BurnRequest } from '../../harness/flash/efuse-burn.ts';
 import type { RomSession } from '../../harness/flash/esptool.ts';
 import type { ResetMethod } from '../../harness/transport/reset-sequence.ts';
-import { portFlag, resetMethodOption, resolvePort, resolveResetMethod } from './port-options.ts';
+import { afterFlag, portFlag, resetMethodOption, resolvePort, resolveResetMethod, type AfterAction } from './port-options.ts';
 
 export const EFUSE_EXIT = { declined: 1, usage: 2, port: 5, no_answer: 6, unexpected: 7, refused: 8, not_burned: 9 } as const;
 
@@ -43,14 +45,19 @@ function formatOption(value: string): 'text' | 'json' {
 interface PortOptions {
   port?: string;
   resetMethod: ResetMethod | 'auto';
+  after: AfterAction;
 }
 
-/** -p/--port and --reset-method, as every eFuse command takes them. */
+/** -p/--port, --reset-method and --after, as every eFuse command takes them. */
 function withPortOptions(command: Command): Command {
   return command
     .addOption(portFlag())
-    .option('--reset-method <method>', 'classic (USB-UART bridge), usb-jtag (ESP32-S3 USB), none (the board already waits in download mode), or auto', resetMethodOption, 'auto');
+    .option('--reset-method <method>', 'classic (USB-UART bridge), usb-jtag (ESP32-S3 USB), none (the board already waits in download mode), or auto', resetMethodOption, 'auto')
+    .addOption(afterFlag());
 }
+
+/** How long --after hard-reset waits for the firmware's boot line (as fleet flash's default). */
+const BOOT_WAIT_MS = 30_000;
 
 /**
  * Opens the port, resets the board into download mode, connects to its ROM and runs `work` with its
@@ -68,9 +75,15 @@ async function withBoardRom<T>(o: PortOptions, work: (rom: RomSession) => Promis
     import('../../harness/transport/transport.ts'),
   ]);
   const transport = await createTransport(port);
+  // Once the ROM has answered, the board is in download mode: --after decides what becomes of it,
+  // whether the work succeeded or was refused.
+  let inLoader = false;
   try {
     await transport.connect(115200);
-    return await withRomSession(new WebSerialAdapter(transport), beforeFor(method), work);
+    return await withRomSession(new WebSerialAdapter(transport), beforeFor(method), (rom) => {
+      inLoader = true;
+      return work(rom);
+    });
   } catch (err) {
     if (err instanceof EfuseCommandError) throw err;
     if (err instanceof EfuseSummaryError) throw new EfuseCommandError(err.message, EFUSE_EXIT.unexpected);
@@ -80,7 +93,23 @@ async function withBoardRom<T>(o: PortOptions, work: (rom: RomSession) => Promis
     if (/Failed to connect|Timeout|timed out/i.test(message)) throw new EfuseCommandError(noRomAnswer(port, method, message), EFUSE_EXIT.no_answer);
     throw err;
   } finally {
+    if (inLoader && transport.connected) process.stderr.write(`efuse: ${await leaveBoard(transport, method, o.after)}\n`);
     await transport.disconnect().catch(() => undefined);
+  }
+}
+
+/** Does what --after says with a board in the ROM loader; the sentence saying the state it is left in. */
+async function leaveBoard(transport: import('../../harness/transport/transport.ts').SerialTransport, method: ResetMethod, after: AfterAction): Promise<string> {
+  const loader = 'the board is left in the ROM download mode';
+  if (after === 'no-reset') return `${loader} (--after no-reset): reset it to run its firmware (fleet monitor resets it as it opens the port)`;
+  const [{ SEQUENCES }, { resetAndWaitForBoot, FlashError }] = await Promise.all([import('../../harness/transport/reset-sequence.ts'), import('../../harness/flash/flash-board.ts')]);
+  if (SEQUENCES[method].hard === '') return `${loader}: reset method ${method} cannot reset it; press its RST button to run its firmware`;
+  try {
+    const booted = await resetAndWaitForBoot(transport, method, BOOT_WAIT_MS);
+    return `hard reset: the board runs its firmware again (${booted.role} ${booted.version}, ${booted.build}); --after no-reset leaves it in the ROM loader`;
+  } catch (err) {
+    if (err instanceof FlashError) return `hard reset, but the firmware did not come up: ${err.message}`;
+    return `the hard reset failed, so ${loader}: ${err instanceof Error ? err.message : String(err)}`;
   }
 }
 

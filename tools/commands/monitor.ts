@@ -1,7 +1,9 @@
 // `fleet monitor -p …`: the serial console, coloured (boot log and console protocol), with a log file.
-// On a terminal: lines typed are sent to the board, Ctrl-T Ctrl-R resets it, Ctrl-T Ctrl-P resets it
-// into download mode, Ctrl-] (or Ctrl-C) quits. Without one (CI, a pipe, /dev/null) no keys are read,
-// and an empty or closed standard input is not a quit: the monitor runs until SIGINT or SIGTERM,
+// The board is reset when the port opens, as idf.py monitor does, so the boot log is seen from its
+// start (--no-reset keeps the board as it is; docs/monitor-reset.md). On a terminal: lines typed are
+// sent to the board, Ctrl-T Ctrl-R resets it, Ctrl-T Ctrl-P resets it into download mode, Ctrl-]
+// (or Ctrl-C) quits. Without one (CI, a pipe, /dev/null) no keys are read, and an empty or closed
+// standard input is not a quit: the monitor runs until SIGINT or SIGTERM,
 // --timeout, or --until (exit 0 on a matching line, 1 when the time-out or the port's end comes first,
 // as pytest-embedded's expect lets CI wait for a boot line). Lines are written as they come.
 import { InvalidArgumentError, type Command } from 'commander';
@@ -30,6 +32,7 @@ export function monitorCommand(program: Command, setExit: (code: number) => void
     .addOption(baudFlag('console baud rate', 115_200, 'MONITORBAUD'))
     .option('--log <file>', 'append every line, with a timestamp, to this file')
     .option('--reset-method <method>', 'classic, usb-jtag, none, or auto', resetMethodOption, 'auto')
+    .option('--no-reset', 'keep the board as it is when the port opens (by default it is reset, as idf.py monitor does, to show its boot)')
     .option('--no-colour', 'print lines as they are')
     .option('--until <regex>', 'stop at the first line that matches (exit 0); exit 1 if --timeout or the end of the port comes first', regexOption)
     .option('--timeout <seconds>', 'stop after this long (exit 0, or 1 with --until)', seconds)
@@ -37,10 +40,14 @@ export function monitorCommand(program: Command, setExit: (code: number) => void
       'after',
       '\nWithout a terminal on standard input (CI, a pipe, /dev/null) no keys are read: the monitor runs until\nSIGINT or SIGTERM, --timeout or --until. Example, waiting in CI for the boot line:\n  fleet monitor -p /dev/ttyUSB0 --until "boot: controller .* firmware" --timeout 60 < /dev/null',
     )
-    .action(async (o: { port?: string; baud: number; log?: string; resetMethod: ResetMethod | 'auto'; colour: boolean; until?: RegExp; timeout?: number }) => {
+    .action(async (o: { port?: string; baud: number; log?: string; resetMethod: ResetMethod | 'auto'; reset: boolean; colour: boolean; until?: RegExp; timeout?: number }) => {
       const signals = onStopSignals('monitor');
       try {
-        const [{ colourLine }, { runResetSequence, SEQUENCES }] = await Promise.all([import('../../harness/console-colours.ts'), import('../../harness/transport/reset-sequence.ts')]);
+        const [{ colourLine }, { runResetSequence, SEQUENCES }, { NoModemLinesError }] = await Promise.all([
+          import('../../harness/console-colours.ts'),
+          import('../../harness/transport/reset-sequence.ts'),
+          import('../../harness/transport/transport.ts'),
+        ]);
         // A log file that cannot be written is said now, not at the first line (a usage error, exit 2).
         if (o.log) appendFileSync(o.log, '');
         const port = await resolvePort(o.port, (line) => process.stderr.write(`monitor: ${line}\n`));
@@ -66,20 +73,25 @@ export function monitorCommand(program: Command, setExit: (code: number) => void
           console.transport.onClose((why) => end({ why: 'closed', detail: why }));
           void signals.stopped.then(() => end({ why: 'signal' }));
           if (o.timeout) timer = setTimeout(() => end({ why: 'timeout' }), o.timeout * 1000);
-          if (!stdin) return;
-          const reset = (sequence: string, what: string) => {
+          // `doing` is said as it starts; `what` names it when the reset method cannot do it.
+          const reset = (sequence: string, doing: string, what: string) => {
             if (!sequence) return void process.stderr.write(`monitor: reset method ${method} cannot ${what}: use the board's buttons\n`);
-            process.stderr.write(`monitor: ${what}\n`);
-            void runResetSequence(console.transport, sequence).catch((err: Error) => process.stderr.write(`monitor: ${err.message}\n`));
+            process.stderr.write(`monitor: ${doing}\n`);
+            void runResetSequence(console.transport, sequence).catch((err: Error) =>
+              process.stderr.write(`monitor: ${err.message}${err instanceof NoModemLinesError ? " (a board of fleet virtual: its rfc2217:// port carries DTR and RTS)" : ''}\n`),
+            );
           };
+          // Once the lines are read, so that the boot log is seen from its first line.
+          if (o.reset) reset(SEQUENCES[method].hard, 'resetting the board (--no-reset keeps it as it is)', 'reset the board');
+          if (!stdin) return;
           let menu = false;
           let typed = '';
           onKey = (chunk: Buffer) => {
             for (const byte of chunk) {
               if (menu) {
                 menu = false;
-                if (byte === 0x12) reset(SEQUENCES[method].hard, 'resetting the board');
-                else if (byte === 0x10) reset(SEQUENCES[method].download, 'resetting into download mode');
+                if (byte === 0x12) reset(SEQUENCES[method].hard, 'resetting the board', 'reset the board');
+                else if (byte === 0x10) reset(SEQUENCES[method].download, 'resetting into download mode', 'reset it into download mode');
                 continue;
               }
               if (byte === 0x14) menu = true; // Ctrl-T

@@ -68,3 +68,18 @@ export async function resolvePort(given: string | undefined, say: (line: string)
   if (ports.length === 0) throw new PortChoiceError('no serial port found on this machine: plug the board in, or give -p <port> (a path or rfc2217://host:port) or ESPPORT');
   throw new PortChoiceError(`${ports.length} serial ports; pick one with -p <port> or ESPPORT:\n${ports.map((p) => `  ${formatPort(p)}`).join('\n')}`);
 }
+
+/** What a ROM loader command does with the board at the end, as esptool's --after (docs/rom-after.md). */
+export type AfterAction = 'hard-reset' | 'no-reset';
+
+export function afterOption(value: string): AfterAction {
+  // esptool 4 spelled them with underscores (hard_reset, no_reset); esptool 5 with hyphens.
+  const v = value.replace(/_/g, '-');
+  if (v === 'hard-reset' || v === 'no-reset') return v;
+  throw new InvalidArgumentError(`must be hard-reset (the board runs its firmware again) or no-reset (it stays in the ROM loader): ${value}`);
+}
+
+/** --after hard-reset|no-reset, hard-reset by default, for every command that talks to the ROM loader. */
+export function afterFlag(): Option {
+  return new Option('--after <action>', 'at the end: hard-reset (the board runs its firmware again, its boot line awaited) or no-reset (it stays in the ROM download mode)').default('hard-reset').argParser(afterOption);
+}

@@ -11,6 +11,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { killHelperProcesses } from '../../harness/child-process.ts';
 import { RigError } from '../../harness/rig-error.ts';
 import type { VirtualSecureBoot } from '../../harness/virtual-board.ts';
 import type { Broker } from '../../harness/broker.ts';
@@ -83,6 +84,12 @@ async function runVirtual(rigPath: string, only: string[], signals: StopSignals,
     import('../../harness/virtual-board.ts'),
   ]);
   const work = mkdtempSync(join(tmpdir(), 'fleet-virtual-'));
+  const removeWork = () => rmSync(work, { recursive: true, force: true });
+  // Removed whatever state the boards are in, even when stopping overruns and the process is made to exit.
+  signals.atForcedExit(() => {
+    killHelperProcesses();
+    removeWork();
+  });
   const air = new VirtualAir();
   air.addInfrastructureAp({ ssid: rig.siteWifi.ssid, password: rig.siteWifi.password, bssid: 'AC:DE:48:00:00:01', position: rig.siteWifi.position });
   let broker: Broker | undefined;
@@ -119,7 +126,7 @@ async function runVirtual(rigPath: string, only: string[], signals: StopSignals,
     await Promise.allSettled(boards.map((b) => b.stop()));
     signals.closing('the MQTT broker');
     await broker?.close().catch(() => undefined);
-    rmSync(work, { recursive: true, force: true });
+    removeWork();
   }
 }
 
