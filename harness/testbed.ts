@@ -4,18 +4,16 @@
 // and SDKs underneath (the XS engine of virtual boards, esptool-js, node-serialport, the Moddable SDK).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-image.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { appDescriptorOfImage } from '../firmware/image/app-desc.ts';
+import { locateSdk, SdkSetupError } from '../tools/moddable/sdk.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import type { BenchImage } from './serial-board.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** The SDK snapshot the firmware is built with (DESIGN.md section 8), when this machine has it. */
-const MODDABLE_SNAPSHOT = fileURLToPath(new URL('../../shared/moddable-sdk/SNAPSHOT.md', import.meta.url));
 
 export interface BoardFirmware {
   version: string;
@@ -69,10 +67,16 @@ function packageVersion(name: string): string {
   }
 }
 
+/** The SDK the firmware is built with, found as the build finds it ($MODDABLE, else ../shared/moddable-sdk). */
 function moddableSdk(): string {
-  if (!existsSync(MODDABLE_SNAPSHOT)) return 'not on this machine';
-  const m = /^# Moddable SDK (\S+)/m.exec(readFileSync(MODDABLE_SNAPSHOT, 'utf8'));
-  return m ? `${m[1]} (snapshot in ../shared/moddable-sdk)` : 'unknown version';
+  let sdk;
+  try {
+    sdk = locateSdk();
+  } catch (err) {
+    if (err instanceof SdkSetupError) return `not found (${err.message})`;
+    throw err;
+  }
+  return `${sdk.version} (commit ${sdk.commit.slice(0, 12)}, ${sdk.from === 'MODDABLE' ? `$MODDABLE=${sdk.root}` : sdk.from})`;
 }
 
 function fromImage(bytes: Uint8Array, build: string, source: BoardFirmware['source']): BoardFirmware {

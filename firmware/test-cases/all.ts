@@ -29,7 +29,7 @@ import { throttleCases } from './throttle.cases.ts';
 import { tokenCases } from './tokens.cases.ts';
 import { visualTokenCases } from './visual-token.cases.ts';
 
-export const caseGroups: Record<string, TestCase[]> = {
+export const caseGroups: Readonly<Record<string, readonly TestCase[]>> = Object.freeze({
   'crypto vectors': cryptoVectorCases,
   'crypto glue': ffceCases,
   'backup store': backupStoreCases,
@@ -57,4 +57,4 @@ export const caseGroups: Record<string, TestCase[]> = {
   'SoftAP radio': radioCases,
   'OTA update check': otaClientCases,
   'health reports': healthCases,
-};
+});

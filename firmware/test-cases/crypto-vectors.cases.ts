@@ -1,7 +1,8 @@
-// The known-answer vectors of ../shared/vectors/device-crypto.json, through the portable core.
+// The product's known-answer vectors (test/vectors/device-crypto.json, read through
+// test/helpers/vectors.ts), through the portable core.
 import { p256 } from '@noble/curves/nist.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import vectors from '../../../shared/vectors/device-crypto.json' with { type: 'json' };
+import { vectors } from '../../test/helpers/vectors.ts';
 import { base64Decode, concatBytes, hexDecode, hexEncode, utf8Encode } from '../src/core/bytes.ts';
 import { deriveBackupKey, deriveIdentityKey, hkdfExpandWithHmac } from '../src/core/crypto/device-keys.ts';
 import { decryptFfce, encryptFfce } from '../src/core/crypto/ffce.ts';
@@ -10,10 +11,10 @@ import { softApPassword } from '../src/core/provisioning/softap-password.ts';
 import { seededRandom } from '../src/platform/memory/board.ts';
 import { equal, ok, type TestCase } from './assert.ts';
 
-const crypto = createPureJsCrypto(seededRandom(7));
+const crypto = Object.freeze(createPureJsCrypto(seededRandom(7)));
 const fuseHmac = (keyHex: string) => (m: Uint8Array) => crypto.hmacSha256(hexDecode(keyHex), m);
 
-export const cryptoVectorCases: TestCase[] = [
+export const cryptoVectorCases: readonly TestCase[] = Object.freeze([
   {
     name: 'SoftAP password from the BSSID (spec 5.6)',
     async run() {
@@ -58,4 +59,4 @@ export const cryptoVectorCases: TestCase[] = [
       ok(p256.verify(base64Decode(v.signature_der_base64), sha256(message), pub, { prehash: false, format: 'der', lowS: false }), 'the vector signature to verify');
     },
   },
-];
+]);

@@ -1,7 +1,8 @@
-// labgrid run from the shared source (../shared/labgrid, read-only; its SNAPSHOT.md) on Debian's own
-// Python packages: the coordinator for the tests, the farm bench and `fleet farm coordinator`, and
-// labgrid's stock client and exporter for the interoperability tests. Nothing of labgrid's is copied
-// here: this only finds the source, checks the packages and starts its modules as processes.
+// labgrid run from its source ($LABGRID_SOURCE, else ../shared/labgrid beside the repository when it
+// is there; read-only) on Debian's own Python packages: the coordinator for the tests, the farm bench
+// and `fleet farm coordinator`, and labgrid's stock client and exporter for the interoperability
+// tests. Nothing of labgrid's is copied here: this only finds the source, checks the packages and
+// starts its modules as processes.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,8 +11,32 @@ import { fileURLToPath } from 'node:url';
 import { FarmError } from './errors.ts';
 
 const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-/** The labgrid source: $LABGRID_SOURCE, else ../shared/labgrid beside the repository. */
-export const LABGRID_SOURCE = process.env.LABGRID_SOURCE ?? resolve(REPO_ROOT, '..', 'shared', 'labgrid');
+/** The fallback when $LABGRID_SOURCE is not set: labgrid's source beside the repository, where it is. */
+export const SHARED_LABGRID = resolve(REPO_ROOT, '..', 'shared', 'labgrid');
+/** What marks a folder as labgrid's source (the module the farm runs its coordinator from). */
+const COORDINATOR_MODULE = join('labgrid', 'remote', 'coordinator.py');
+
+export interface LabgridSource {
+  root: string;
+  from: 'LABGRID_SOURCE' | '../shared/labgrid';
+}
+
+/**
+ * The one place that finds labgrid's source: $LABGRID_SOURCE when set, else `fallback`
+ * (../shared/labgrid) when it exists. Without either it throws, naming the variable to set.
+ */
+export function locateLabgrid(env: NodeJS.ProcessEnv = process.env, fallback = SHARED_LABGRID): LabgridSource {
+  const given = env.LABGRID_SOURCE;
+  if (given) {
+    const root = resolve(given);
+    if (!existsSync(join(root, COORDINATOR_MODULE))) throw new FarmError('unreachable', `LABGRID_SOURCE=${given} is not labgrid's source (no ${COORDINATOR_MODULE} there): point it at a labgrid checkout`);
+    return { root, from: 'LABGRID_SOURCE' };
+  }
+  if (!existsSync(join(fallback, COORDINATOR_MODULE))) {
+    throw new FarmError('unreachable', `labgrid's source was not found: set LABGRID_SOURCE to a labgrid checkout (the farm runs labgrid's own coordinator from it), or put one at ${fallback}`);
+  }
+  return { root: fallback, from: '../shared/labgrid' };
+}
 /** Debian's Python: another one may come first on PATH (pyenv) without Debian's packages. */
 export const PYTHON = '/usr/bin/python3';
 /** The stand-in for grpc_reflection, which Debian does not package (python/grpc_reflection/). */
@@ -31,8 +56,13 @@ export const LABGRID_PACKAGES = [
 ] as const;
 
 /** Why labgrid cannot run here (the source, Python or its packages missing), or undefined when it can. */
-export function labgridMissing(): string | undefined {
-  if (!existsSync(join(LABGRID_SOURCE, 'labgrid', 'remote', 'coordinator.py'))) return `labgrid's source is not at ${LABGRID_SOURCE} (labgrid/remote/coordinator.py): the farm runs its coordinator from there (set LABGRID_SOURCE to use another copy)`;
+export function labgridMissing(env: NodeJS.ProcessEnv = process.env, fallback = SHARED_LABGRID): string | undefined {
+  try {
+    locateLabgrid(env, fallback);
+  } catch (err) {
+    if (err instanceof FarmError) return err.message;
+    throw err;
+  }
   if (!existsSync(PYTHON)) return `${PYTHON} is missing: labgrid runs on Debian's Python 3 and its packages (apt-get install --no-install-recommends python3 ${LABGRID_PACKAGES.map((p) => p.debian).join(' ')})`;
   const probe = LABGRID_PACKAGES.map((p) => `\ntry:\n import ${p.module}\nexcept Exception:\n print(${JSON.stringify(p.debian)})`).join('');
   const r = spawnSync(PYTHON, ['-c', probe], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' }, timeout: 60_000 });
@@ -44,7 +74,7 @@ export function labgridMissing(): string | undefined {
 
 /** The environment labgrid's modules run in: the source and the stand-in on PYTHONPATH. */
 export function labgridEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PYTHONPATH: [LABGRID_SOURCE, STAND_INS].join(delimiter), PYTHONUNBUFFERED: '1', ...extra };
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PYTHONPATH: [locateLabgrid().root, STAND_INS].join(delimiter), PYTHONUNBUFFERED: '1', ...extra };
 }
 
 /** Starts one of labgrid's modules (labgrid.remote.client, .exporter, .coordinator) with Debian's Python. */

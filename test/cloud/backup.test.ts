@@ -1,5 +1,5 @@
 // POST/GET/DELETE /devices/{uuid}/backup: every check of spec 5.1 and every status of spec 7, the
-// signature format of ../shared/vectors/device-crypto.json, replay protection, the 512 KB limit while
+// signature format of the known-answer vectors (test/vectors/device-crypto.json), replay protection, the 512 KB limit while
 // the body streams, and ETag/304. Over real sockets.
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { request } from 'node:http';

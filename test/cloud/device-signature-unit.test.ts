@@ -1,4 +1,4 @@
-// The device signature checks (spec 5.1, DESIGN.md section 3) called directly, with the shared
+// The device signature checks (spec 5.1, DESIGN.md section 3) called directly, with the product's
 // known-answer vector: strict Base64, the ISO 8601 UTC timestamp form (no calendar roll-over, no
 // expanded years), which header a refusal names, the signature check over nonce || timestamp, the
 // enrollment key checks (one PEM PUBLIC KEY block and nothing around it, P-256 only), and a

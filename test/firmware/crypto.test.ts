@@ -1,6 +1,6 @@
 // The portable device crypto (firmware/src/core): byte codecs, the pure-JS crypto HAL, device keys
-// and FFCE blobs, against the known-answer vectors of ../shared/vectors/device-crypto.json
-// (DESIGN.md section 3) and against Node's OpenSSL. Node APIs appear here only, never in the core.
+// and FFCE blobs, against the product's known-answer vectors (test/vectors/device-crypto.json, their
+// source in test/vectors/README.md; docs/overview.md, "Device crypto") and against Node's OpenSSL. Node APIs appear here only, never in the core.
 import { createCipheriv, createHash, createHmac, randomBytes, verify } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,7 @@ import {
 } from '../../firmware/src/core/crypto/ffce.ts';
 import { createPureJsCrypto } from '../../firmware/src/core/crypto/pure.ts';
 import { softApPassword } from '../../firmware/src/core/provisioning/softap-password.ts';
-import { vectors } from '../helpers/vectors.ts';
+import { vectors, VECTORS_FILE } from '../helpers/vectors.ts';
 
 const hal = createPureJsCrypto((length) => new Uint8Array(randomBytes(length)));
 
@@ -58,6 +58,17 @@ function ffceErrorCode(action: () => unknown): FfceErrorCode | undefined {
   }
   return undefined;
 }
+
+describe('the known-answer vectors', () => {
+  it('are the copy test/vectors/README.md names (its SHA-256), in the repository', () => {
+    const readme = readFileSync(new URL('../vectors/README.md', import.meta.url), 'utf8');
+    const named = /SHA-256 of the copy[^`]*`([0-9a-f]{64})`/.exec(readme)?.[1];
+    expect(named, 'the README gives the digest').toBeDefined();
+    const file = fileURLToPath(new URL(`../../${VECTORS_FILE}`, import.meta.url));
+    expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(named);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(vectors);
+  });
+});
 
 describe('bytes', () => {
   it('encodes UTF-8 like Buffer and decodes it back', () => {

@@ -4,9 +4,9 @@
 import { p256 } from '@noble/curves/nist.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
-import vectors from '../../../shared/vectors/device-crypto.json' with { type: 'json' };
 import { base64Decode, concatBytes, hexDecode, utf8Encode } from '../../firmware/src/core/bytes.ts';
 import { p256SignatureDer } from '../../firmware/src/platform/moddable/hal/ecdsa-der.ts';
+import { vectors } from '../helpers/vectors.ts';
 
 const N = p256.Point.CURVE().n;
 

@@ -106,12 +106,26 @@ describe('what the build refuses (a two-module app, same tools)', () => {
 });
 
 describe('finding the SDK and what its tools need', () => {
-  it('takes ../shared/moddable-sdk by default, with its version and commit', () => {
-    const sdk = locateSdk({ PATH: process.env.PATH });
-    expect(sdk).toMatchObject({ root: SHARED_SDK, from: '../shared/moddable-sdk', version: '8.2.3' });
+  it('takes $MODDABLE, as the SDK\'s own tools do, with its version and commit', () => {
+    // The SDK this run found (through $MODDABLE, or ../shared/moddable-sdk when that is not set).
+    const root = tools.source.root;
+    const sdk = locateSdk({ PATH: process.env.PATH, MODDABLE: root }, '/nonexistent/shared/moddable-sdk');
+    expect(sdk).toMatchObject({ root, from: 'MODDABLE', version: '8.2.3' });
     expect(sdk.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(tools.source.commit).toBe(sdk.commit);
     expect(tools.moddable).toContain(`moddable-8.2.3-${sdk.commit.slice(0, 12)}`);
+  });
+
+  it('without $MODDABLE, falls back to ../shared/moddable-sdk when it is there', () => {
+    expect(SHARED_SDK).toBe(resolve('..', 'shared', 'moddable-sdk'));
+    const sdk = locateSdk({ PATH: process.env.PATH }, tools.source.root);
+    expect(sdk).toMatchObject({ root: tools.source.root, from: '../shared/moddable-sdk', version: '8.2.3', commit: tools.source.commit });
+  });
+
+  it('with neither, says which variable to set', () => {
+    expect(() => locateSdk({ PATH: process.env.PATH }, '/nonexistent/shared/moddable-sdk')).toThrow(
+      'The Moddable SDK was not found: set MODDABLE to the root of a Moddable SDK 8.2.3 checkout (as the SDK\'s own tools expect), or put one at /nonexistent/shared/moddable-sdk',
+    );
   });
 
   it('refuses a MODDABLE that is relative, missing or not an SDK, saying so', () => {

@@ -1,22 +1,11 @@
-// The known-answer vectors of ../shared/vectors/device-crypto.json (beside the project, as in CI).
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// The product's known-answer vectors for the device crypto, kept in the repository
+// (test/vectors/device-crypto.json; where they come from: test/vectors/README.md). The one place that
+// names the file: the Node tests and the portable cases (firmware/test-cases/, bundled for XS too)
+// import them from here, so this module imports nothing of Node's.
+import data from '../vectors/device-crypto.json' with { type: 'json' };
 
-/**
- * The nearest shared/vectors/device-crypto.json above this folder: beside the project, or further
- * up when the tests run from a copy inside it (the mutation-testing sandbox, .stryker-tmp/sandbox-…/).
- */
-function findVectors(): string {
-  const beside = fileURLToPath(new URL('../../../shared/vectors/device-crypto.json', import.meta.url));
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
-    const candidate = join(dir, 'shared', 'vectors', 'device-crypto.json');
-    if (existsSync(candidate)) return candidate;
-  }
-  return beside;
-}
-
-export const VECTORS_PATH = findVectors();
+/** The vectors' file, from the repository's root. */
+export const VECTORS_FILE = 'test/vectors/device-crypto.json';
 
 export interface DeviceCryptoVectors {
   softap_password: { bssid: string; password: string }[];
@@ -33,4 +22,4 @@ export interface DeviceCryptoVectors {
   };
 }
 
-export const vectors: DeviceCryptoVectors = JSON.parse(readFileSync(VECTORS_PATH, 'utf8'));
+export const vectors: DeviceCryptoVectors = data;

@@ -44,7 +44,7 @@ describe('the bench report names what was tested', () => {
     if (head) expect(property('project.commit')).toMatch(new RegExp(`^${head}( \\+ local changes)?$`));
     else expect(property('project.commit')).toBe('unknown (not a git checkout, or git is missing)');
     expect(property('node')).toBe(`${process.version} (${process.platform} ${process.arch})`);
-    expect(property("software.Moddable SDK (the firmware's build, also the virtual boards' for Linux)")).toMatch(/^8\.2\.3 \(snapshot in \.\.\/shared\/moddable-sdk\)$/);
+    expect(property("software.Moddable SDK (the firmware's build, also the virtual boards' for Linux)")).toMatch(/^8\.2\.3 \(commit [0-9a-f]{12}, (\$MODDABLE=\/\S+|\.\.\/shared\/moddable-sdk)\)$/);
     expect(property('software.esptool-js')).toMatch(/^\d+\.\d+\.\d+/);
   });
 

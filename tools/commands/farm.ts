@@ -1,5 +1,5 @@
 // `fleet farm`: the bench's boards on a labgrid coordinator (docs/board-farm.md).
-//   coordinator [--listen host:port]                         labgrid's coordinator from the shared source, in the foreground
+//   coordinator [--listen host:port]                         labgrid's coordinator from its source ($LABGRID_SOURCE), in the foreground
 //   export <rig> --coordinator host:port --name <exporter>   publish a rig's boards; Ctrl-C withdraws them
 //   places                                                   the places, their tags, holders and ports
 //   reserve --place-tags k=v,… […]                           reserve, acquire and check places for a person
@@ -21,7 +21,7 @@ export function farmCommand(program: Command, setExit: (code: number) => void): 
 
   farm
     .command('coordinator')
-    .description("Run labgrid's coordinator from its source (../shared/labgrid, or LABGRID_SOURCE) on Debian's Python packages, in the foreground; Ctrl-C or SIGTERM stops it")
+    .description("Run labgrid's coordinator from its source (LABGRID_SOURCE, else ../shared/labgrid beside the repository) on Debian's Python packages, in the foreground; Ctrl-C or SIGTERM stops it")
     .option('--listen <host:port>', 'where it listens', '127.0.0.1:20408')
     .option('--dir <folder>', 'where it keeps its places and resources (places.yaml, resources.yaml) across restarts', 'data/labgrid-coordinator')
     .action(async (o: { listen: string; dir: string }) => {

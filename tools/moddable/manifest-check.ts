@@ -3,7 +3,7 @@
 // checks both for the project's own manifests (the SDK's have such entries: tls_common.json preloads
 // "ssl", which 8.2.3 no longer has), against mcconfig's merged manifest (manifest_flat.json) and the
 // makefile it wrote.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { makeList } from './makefile.ts';
 
@@ -27,11 +27,21 @@ export function builtModuleNames(makefile: string): Set<string> {
 /** mcconfig's spelling of a module of a scheme: `embedded:io/digital` is `~.embedded/io/digital` (mcmanifest.js resolvePrefix). */
 export const moduleFileName = (name: string) => name.replace(/^([A-Za-z][\w+.-]*):/, '~.$1/');
 
+/**
+ * Whether a path is in the SDK: under its root as given, or as resolved (mcconfig writes real paths,
+ * so an SDK reached through a symbolic link, such as a .cache/ linked from another checkout, is seen
+ * under its real path).
+ */
+export function inSdk(path: string, sdkRoot: string): boolean {
+  const real = existsSync(sdkRoot) ? realpathSync(sdkRoot) : sdkRoot;
+  return path.startsWith(`${sdkRoot}/`) || path.startsWith(`${real}/`);
+}
+
 /** The preload names of the manifests outside the SDK, for the platform being built (and its "..." fallback). */
 export function ownPreloads(makefile: string, sdkRoot: string, platform: string): string[] {
   const names: string[] = [];
   for (const path of makeList(makefile, 'MANIFEST')) {
-    if (path.startsWith(`${sdkRoot}/`)) continue;
+    if (inSdk(path, sdkRoot)) continue;
     const m = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
     names.push(...list(m.preload));
     const [family] = platform.split('/');
@@ -46,7 +56,7 @@ export function manifestProblems(flat: Manifest, makefile: string, sdkRoot: stri
   const problems: string[] = [];
   for (const [name, value] of Object.entries(flat.modules ?? {})) {
     for (const path of list(value)) {
-      if (path.startsWith(`${sdkRoot}/`)) continue;
+      if (inSdk(path, sdkRoot)) continue;
       if (path.endsWith('*')) {
         const dir = dirname(path);
         if (!existsSync(dir) || readdirSync(dir).length === 0) problems.push(`module entry "${name}": ${path} matches no file`);

@@ -1,7 +1,8 @@
 // The Moddable SDK's host tools (xsc, xsid, xsl, mcconfig, mcrez), built once into a cache of the
-// project's (docs/moddable-build.md). The SDK comes from $MODDABLE when it is set, else from
-// ../shared/moddable-sdk; it is copied to .cache/moddable-<version>-<commit>/ and built there, because
-// its makefiles write into the SDK's own build/ folder and ../shared is read-only. Not built: xsbug
+// project's (docs/moddable-build.md). The SDK is found as Moddable's own tools find it, through
+// $MODDABLE (the root of an SDK checkout); when that is not set, ../shared/moddable-sdk beside the
+// repository when it is there. It is copied to .cache/moddable-<version>-<commit>/ and built there,
+// because its makefiles write into the SDK's own build/ folder, which may be read-only. Not built: xsbug
 // and mcsim (GTK 3, not needed to build firmware), serial2xsbug.
 //
 //   npx tsx tools/moddable/sdk.ts          builds the tools if the cache lacks them; prints where they are
@@ -13,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { runStep, tail } from './process.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+/** The fallback when $MODDABLE is not set: an SDK beside the repository, where one is. */
 export const SHARED_SDK = resolve(REPO_ROOT, '..', 'shared', 'moddable-sdk');
 /** The tools a firmware build needs, in `build/bin/lin/release` of the SDK copy. */
 export const SDK_TOOLS = ['xsc', 'xsid', 'xsl', 'mcconfig', 'mcrez'] as const;
@@ -53,16 +55,21 @@ export interface SdkTools {
 
 const REQUIRED_FILES = ['tools/mcconfig.js', 'xs/makefiles/lin/xsl.mk', 'build/makefiles/lin/tools.mk'];
 
-export function locateSdk(env: NodeJS.ProcessEnv = process.env): SdkSource {
+/**
+ * The one place that finds the Moddable SDK (the firmware build, its tests, the bench report): $MODDABLE
+ * when set, else `fallback` (../shared/moddable-sdk) when it exists. Without either it throws, naming
+ * the variable to set.
+ */
+export function locateSdk(env: NodeJS.ProcessEnv = process.env, fallback = SHARED_SDK): SdkSource {
   const given = env.MODDABLE;
   const from = given ? 'MODDABLE' : '../shared/moddable-sdk';
-  const root = given ? resolve(given) : SHARED_SDK;
+  const root = given ? resolve(given) : fallback;
   if (given && !isAbsolute(given)) throw new SdkSetupError(`MODDABLE must be an absolute path (the SDK's makefiles refuse a relative one): ${given}`);
   if (!existsSync(root)) {
     throw new SdkSetupError(
       given
         ? `MODDABLE=${given} does not exist: point it at a Moddable SDK 8.2.3 checkout`
-        : `The Moddable SDK was not found at ${SHARED_SDK}: put the SDK 8.2.3 there or set MODDABLE to an SDK checkout`,
+        : `The Moddable SDK was not found: set MODDABLE to the root of a Moddable SDK 8.2.3 checkout (as the SDK's own tools expect), or put one at ${fallback}`,
     );
   }
   const missing = REQUIRED_FILES.filter((f) => !existsSync(join(root, f)));

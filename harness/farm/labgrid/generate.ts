@@ -1,15 +1,21 @@
 // `npm run build:farm-proto`: labgrid's coordinator protocol for @grpc/grpc-js, generated from the
-// .proto in labgrid's source (../shared/labgrid, labgrid/remote/proto/labgrid-coordinator.proto; the
-// commit is in ../shared/labgrid/SNAPSHOT.md). Writes two files, both checked in so that the farm
-// runs where that source is absent: descriptor.json (the service and messages, what
-// @grpc/proto-loader's fromJSON loads) and messages.ts (a TypeScript interface per message, the
-// service's client). test/harness/farm-proto.test.ts fails when they differ from what this makes.
+// .proto in labgrid's source (labgrid/remote/proto/labgrid-coordinator.proto of $LABGRID_SOURCE, else
+// ../shared/labgrid, whose SNAPSHOT.md names the commit they were made from). Writes two files, both
+// checked in so that the farm's client needs no source to build from: descriptor.json (the service
+// and messages, what @grpc/proto-loader's fromJSON loads) and messages.ts (a TypeScript interface per
+// message, the service's client). test/harness/farm-proto.test.ts fails when they differ from what this makes.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 // protobufjs comes with @grpc/proto-loader; only this generator uses it directly.
 import protobuf from 'protobufjs';
+import { locateLabgrid } from '../coordinator.ts';
 
-export const PROTO_PATH = fileURLToPath(new URL('../../../../shared/labgrid/labgrid/remote/proto/labgrid-coordinator.proto', import.meta.url));
+/** The .proto in labgrid's source, found as the farm finds it (harness/farm/coordinator.ts). */
+export function protoPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(locateLabgrid(env).root, 'labgrid', 'remote', 'proto', 'labgrid-coordinator.proto');
+}
+
 const OUT = new URL('./', import.meta.url);
 
 const SCALARS: Record<string, string> = {
@@ -64,8 +70,15 @@ export function generate(protoText: string): { descriptor: string; messages: str
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const made = generate(readFileSync(PROTO_PATH, 'utf8'));
+  let proto: string;
+  try {
+    proto = protoPath();
+  } catch (err) {
+    process.stderr.write(`farm proto: ${(err as Error).message}\n`);
+    process.exit(4);
+  }
+  const made = generate(readFileSync(proto, 'utf8'));
   writeFileSync(new URL('descriptor.json', OUT), made.descriptor);
   writeFileSync(new URL('messages.ts', OUT), made.messages);
-  process.stdout.write(`farm proto: descriptor.json and messages.ts from ${PROTO_PATH}\n`);
+  process.stdout.write(`farm proto: descriptor.json and messages.ts from ${proto}\n`);
 }
