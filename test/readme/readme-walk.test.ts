@@ -19,11 +19,15 @@ interface Rule {
   match: RegExp;
   /** Not run, and why. */
   skip?: string;
+  /** Run on a terminal (util-linux's `script`), these keys typed: a command that asks before it acts. */
+  terminal?: string;
   /** Started in the background: ready when its output matches; `keep` holds it for later lines. */
   background?: { ready: RegExp; keep?: 'cloud' | 'board'; boards?: number };
 }
 
 const RULES: Rule[] = [
+  { match: /^git clone <this repository>/, skip: 'a placeholder: the clone is the checkout this suite runs in' },
+  { match: /^export (MODDABLE|LABGRID_SOURCE)=\/path\/to\//, skip: 'a placeholder path: .ci/run sets these to the SDK and labgrid it found' },
   { match: /^apt-get install /, skip: "the machine's Debian packages: .ci/run installs them as root" },
   { match: /^npm ci$/, skip: 'the set-up this suite runs after' },
   { match: /^npm test$/, skip: 'this suite itself' },
@@ -41,6 +45,7 @@ const RULES: Rule[] = [
   { match: /^npx fleet virtual .*--secure-boot-key /, background: { ready: /^board source /m } },
   { match: /^npx fleet virtual /, background: { ready: /^board source /m, keep: 'board' } },
   { match: /^npx fleet monitor .*--log /, background: { ready: /^monitor: /m } },
+  { match: /^npx fleet efuse burn-key /, terminal: 'BURN\n' },
 ];
 
 function ruleFor(command: string): Rule | undefined {
@@ -87,9 +92,18 @@ function rewrite(command: string): string {
   return text;
 }
 
-function runForeground(text: string, timeoutMs = 180_000): { status: number | null; output: string } {
-  const r = spawnSync('bash', ['-c', PRELUDE + text], { cwd: WALK, env: env(), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' });
+function runForeground(text: string, terminal?: string, timeoutMs = 180_000): { status: number | null; output: string } {
+  const script = PRELUDE + text;
+  const r =
+    terminal === undefined
+      ? spawnSync('bash', ['-c', script], { cwd: WALK, env: env(), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' })
+      : // -e: script exits with the command's status; the keys wait in the terminal until the command reads them.
+        spawnSync('script', ['-qec', `bash -c ${shellQuote(script)}`, '/dev/null'], { cwd: WALK, env: env(), input: terminal, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 function startBackground(text: string): Background {
@@ -174,7 +188,7 @@ describe('the README, walked', () => {
         }
         continue;
       }
-      const r = runForeground(rewrite(text));
+      const r = runForeground(rewrite(text), rule?.terminal);
       if (r.status !== 0) failures.push(`${where}: ${text}\nexit ${r.status}: ${r.output.slice(-1500)}`);
     }
     // npx resolves the project's own bin, as the README's lines assume.
