@@ -9,6 +9,7 @@ import { PACKAGE_VERSION } from '../cloud/version.ts';
 import { UnsupportedDatabaseError } from '../cloud/store/index.ts';
 import { CloudClient, CloudRequestError, CloudUnreachableError, path } from './client.ts';
 import { cloudUrlOption } from './cli/cloud-url.ts';
+import { operatorName, operatorOption } from './cli/operator.ts';
 import { benchCommand } from './commands/bench.ts';
 import { configuratorCommand } from './commands/configurator.ts';
 import { consoleCommands } from './commands/console.ts';
@@ -61,16 +62,17 @@ export function buildProgram(): Command {
     .description('Cloud, firmware releases, device enrollment and runtime configuration of the device fleet')
     .addOption(new Option('--cloud <url>', 'cloud base URL with its scheme, and its path prefix behind a reverse proxy (http://host/fleet-api)').env('FLEET_CLOUD_URL').default('http://127.0.0.1:8080').argParser(cloudUrlOption))
     .option('--token <jwt>', 'super-user token (env FLEET_TOKEN; otherwise minted from JWT_SECRET or the JWT secret file)')
+    .addOption(new Option('--as <name>', 'who you are in the audit log: the subject of the tokens this command mints (default: user@host)').env('FLEET_OPERATOR').argParser(operatorOption))
     .showHelpAfterError()
     .addHelpText('after', '\n`fleet --version` (or -V) prints the version.')
     .exitOverride();
 
   const client = (): CloudClient => {
-    const opts = program.opts<{ cloud: string; token?: string }>();
+    const opts = program.opts<{ cloud: string; token?: string; as?: string }>();
     const explicit = opts.token ?? process.env.FLEET_TOKEN;
     return new CloudClient(opts.cloud, async () => {
       if (explicit) return explicit;
-      return mintSuperUserToken({ subject: 'fleet-cli', ttlSeconds: 300 });
+      return mintSuperUserToken({ subject: operatorName(opts.as), ttlSeconds: 300 });
     });
   };
 
@@ -94,11 +96,11 @@ export function buildProgram(): Command {
   program
     .command('token')
     .description('Mint a super-user JWT (HS256) from JWT_SECRET or the JWT secret file, for the embedded default')
-    .option('--subject <sub>', 'the sub claim', 'fleet-admin')
+    .option('--subject <sub>', 'the sub claim: who the audit log names (default: --as, else user@host)', operatorOption)
     .option('--ttl <seconds>', 'lifetime in seconds', positiveInt, 3600)
     .option('--group <name...>', 'groups claim values', ['superuser'])
-    .action(async (o: { subject: string; ttl: number; group: string[] }) => {
-      process.stdout.write((await mintSuperUserToken({ subject: o.subject, ttlSeconds: o.ttl, groups: o.group, groupsClaim: process.env.JWT_GROUPS_CLAIM || 'groups' })) + '\n');
+    .action(async (o: { subject?: string; ttl: number; group: string[] }) => {
+      process.stdout.write((await mintSuperUserToken({ subject: o.subject ?? operatorName(program.opts<{ as?: string }>().as), ttlSeconds: o.ttl, groups: o.group, groupsClaim: process.env.JWT_GROUPS_CLAIM || 'groups' })) + '\n');
     });
 
   const firmware = program.command('firmware').description('Release, revoke and list firmware versions');

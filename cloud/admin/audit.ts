@@ -66,7 +66,15 @@ export function auditRoutes(store: CloudStore): Router {
     route(async (req, res) => {
       const q = checked(checkQuery, { ...req.query }, 'invalid_query');
       const limit = Math.min(Math.max(Number(q.limit ?? 100), 1), 1000);
-      const entries = await store.listAudit({ limit, ...(q.before !== undefined ? { beforeId: Number(q.before) } : {}) });
+      const entries = await store.listAudit({
+        limit,
+        ...(q.before !== undefined ? { beforeId: Number(q.before) } : {}),
+        ...(q.actor !== undefined ? { actor: q.actor } : {}),
+        ...(q.action !== undefined ? { action: q.action } : {}),
+        // As the log writes `at`: ISO 8601 in UTC, so that text order is time order.
+        ...(q.since !== undefined ? { since: new Date(q.since).toISOString() } : {}),
+        ...(q.until !== undefined ? { until: new Date(q.until).toISOString() } : {}),
+      });
       sendJson(res, 200, { entries, next_before: entries.length === limit ? entries.at(-1)!.id : null });
     }),
   );

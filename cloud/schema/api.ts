@@ -179,6 +179,10 @@ export const AuditQuery = Type.Object(
   {
     limit: Type.Optional(Digits(4, 'At most this many entries (1 to 1000, default 100)')),
     before: Type.Optional(Digits(15, 'The next page: entries older than this id (next_before of the previous page)')),
+    actor: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "Only this operator's entries (the token's subject, exactly; `system` for the cloud's own)" })),
+    action: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z][A-Za-z0-9]*$', description: 'Only this action (the operationId, such as pauseRollout)', [EXPECTED]: 'an action name such as pauseRollout' })),
+    since: Type.Optional({ ...IsoSince, description: 'Only entries at or after this time' }),
+    until: Type.Optional({ ...IsoSince, description: 'Only entries before this time' }),
   },
   { additionalProperties: false, ...code('invalid_query') },
 );

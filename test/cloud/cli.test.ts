@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -108,13 +108,30 @@ describe('fleet', () => {
     const set = await fleet(['rollout', 'set', ...args, '--percent', '25', '--step-percent', '5', '--step-every', '3600']);
     expect(set.code).toBe(0);
     expect(set.stdout).toMatch(/^rollout of 2031\.10\.01: ACTIVE at 25 %, \+5 % every 3600 s, groups beta\n  outcomes: 0 succeeded, 0 failed, 0 pending/);
-    expect((await fleet(['rollout', 'pause', ...args])).stdout).toMatch(/PAUSED at 25 %[\s\S]*paused: paused by fleet-cli/);
+    // Who did it: the operator (--as, FLEET_OPERATOR), else the OS user at this host.
+    expect((await fleet(['--as', 'alice', 'rollout', 'pause', ...args])).stdout).toMatch(/PAUSED at 25 %[\s\S]*paused: paused by alice/);
     expect(JSON.parse((await fleet(['rollout', 'show', ...args, '--json'])).stdout)).toMatchObject({ state: 'paused', percent: 25, groups: ['beta'] });
-    expect((await fleet(['rollout', 'resume', ...args])).stdout).toMatch(/ACTIVE/);
+    expect((await fleet(['rollout', 'resume', ...args], { FLEET_OPERATOR: 'bob' })).stdout).toMatch(/ACTIVE/);
     expect((await fleet(['rollout', 'end', ...args])).stdout).toMatch(/ended/);
     expect((await fleet(['rollout', 'show', ...args])).code).toBe(1);
+    const me = `${userInfo().username}@${hostname()}`;
     const audit = await fleet(['audit', '--limit', '3']);
-    expect(audit.stdout).toMatch(/^AT +WHO +VIA +ACTION +STATUS +PATH\n.* fleet-cli +api +endRollout +204 /);
+    expect(audit.stdout).toMatch(new RegExp(`^AT +WHO +VIA +ACTION +STATUS +PATH\n.* ${me.replace(/[.]/g, '\\.')} +api +endRollout +204 `));
+    // Filtered by who, by action, by time: the API does it, so the pages (next_before) keep the filter.
+    const alice = await fleet(['audit', '--who', 'alice', '--json']);
+    expect(JSON.parse(alice.stdout).entries.map((e: { actor: string; action: string }) => [e.actor, e.action])).toEqual([['alice', 'pauseRollout']]);
+    const resumes = JSON.parse((await fleet(['audit', '--action', 'resumeRollout', '--json'])).stdout).entries;
+    expect(resumes.map((e: { actor: string }) => e.actor)).toEqual(['bob']);
+    expect(JSON.parse((await fleet(['audit', '--since', '2999-01-01', '--json'])).stdout).entries).toEqual([]);
+    expect(JSON.parse((await fleet(['audit', '--until', '2000-01-01', '--json'])).stdout).entries).toEqual([]);
+    expect(JSON.parse((await fleet(['audit', '--since', '2000-01-01', '--who', 'bob', '--json'])).stdout).entries).toHaveLength(1);
+    const bad = await fleet(['audit', '--since', 'yesterday']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/since/);
+    // A name that is no name is refused before anything is sent.
+    const empty = await fleet(['--as', ' ', 'audit']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/--as/);
   });
 
   it('device list, show and groups: a table for people, --json for scripts, filters for stragglers', async () => {

@@ -179,6 +179,21 @@ describe.each([
     expect(older.map((e) => e.actor)).toEqual(['alice1']);
   });
 
+  it('audit log: filtered by who, what and when, and paged back within the filter', async () => {
+    const at = (day: number) => `2026-04-0${day}T12:00:00.000Z`;
+    const rows: [number, string, string][] = [[1, 'bob', 'pauseRollout'], [2, 'carol', 'setRollout'], [3, 'bob', 'setRollout'], [4, 'bob', 'pauseRollout'], [5, 'carol', 'pauseRollout']];
+    for (const [day, actor, action] of rows) await store.appendAudit({ at: at(day), actor, via: 'api', action, method: 'POST', path: '/admin/y', status: 200, details: null });
+    const days = (es: { at: string }[]) => es.map((e) => Number(e.at.slice(9, 10)));
+    expect(days(await store.listAudit({ limit: 10, actor: 'bob' }))).toEqual([4, 3, 1]);
+    expect(days(await store.listAudit({ limit: 10, action: 'pauseRollout', since: at(1) }))).toEqual([5, 4, 1]);
+    expect(days(await store.listAudit({ limit: 10, actor: 'bob', action: 'setRollout' }))).toEqual([3]);
+    expect(days(await store.listAudit({ limit: 10, since: at(2), until: at(4) }))).toEqual([3, 2]);
+    const first = await store.listAudit({ limit: 2, actor: 'bob' });
+    expect(days(first)).toEqual([4, 3]);
+    expect(days(await store.listAudit({ limit: 2, actor: 'bob', beforeId: first.at(-1)!.id }))).toEqual([1]);
+    expect(await store.listAudit({ limit: 10, actor: "bob' OR '1'='1" })).toEqual([]);
+  });
+
   it("a track's signing setting: none until set, then replaced whole, per track; a release keeps the block and key that signed", async () => {
     const signingTrack = { class: 'sig', productHex: '0x0000000a', application: 'sig' };
     expect(await store.getTrackSigning(signingTrack)).toBeNull();

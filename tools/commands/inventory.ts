@@ -210,14 +210,28 @@ export function rolloutCommands(program: Command, client: () => CloudClient): vo
     });
 }
 
+/** A date alone (2026-11-28) is that day's start in UTC; anything else goes to the cloud as written, which checks it. */
+function isoTime(value: string): string {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value;
+}
+
 export function auditCommand(program: Command, client: () => CloudClient): void {
   program
     .command('audit')
     .description('The audit log: who changed what, newest first')
     .option('--limit <n>', 'entries (default 50)', wholeNumber, 50)
+    .option('--who <name>', "one operator's entries (as the WHO column shows them; system for the cloud's own)")
+    .option('--action <name>', 'one action (as the ACTION column shows it, such as pauseRollout)')
+    .option('--since <time>', 'entries at or after this time (ISO 8601: 2026-11-28 or 2026-11-28T09:00:00Z)')
+    .option('--until <time>', 'entries before this time (ISO 8601)')
     .option('--json', 'the API answer as JSON')
-    .action(async (o: { limit: number; json?: boolean }) => {
-      const body = (await client().request('GET', `/admin/audit?limit=${o.limit}`)).body as Static<typeof AuditList>;
+    .action(async (o: { limit: number; who?: string; action?: string; since?: string; until?: string; json?: boolean }) => {
+      const query = new URLSearchParams({ limit: String(o.limit) });
+      if (o.who !== undefined) query.set('actor', o.who);
+      if (o.action !== undefined) query.set('action', o.action);
+      if (o.since !== undefined) query.set('since', isoTime(o.since));
+      if (o.until !== undefined) query.set('until', isoTime(o.until));
+      const body = (await client().request('GET', `/admin/audit?${query}`)).body as Static<typeof AuditList>;
       if (o.json) return printJson(body);
       process.stdout.write(table(['AT', 'WHO', 'VIA', 'ACTION', 'STATUS', 'PATH'], body.entries.map((e) => [e.at, e.actor, e.via, e.action, String(e.status), e.path])));
     });

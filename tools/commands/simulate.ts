@@ -6,6 +6,7 @@
 // when the cloud cannot be reached at all.
 import { Command, InvalidArgumentError } from 'commander';
 import { cloudUrlOption } from '../cli/cloud-url.ts';
+import { operatorName } from '../cli/operator.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
 
 /** Removing thousands of devices after a signal takes longer than closing a port. */
@@ -34,14 +35,14 @@ export function simulateCommand(program: Command, setExit: (code: number) => voi
     .option('--keep', 'keep the simulated devices (sim-…) and their backups in the cloud afterwards (default: removed at the end)')
     .option('--also <url...>', 'more cloud instances; requests go round-robin over --cloud and these', (url: string, previous: string[] = []) => [...previous, cloudUrlOption(url)])
     .action(async (o: { devices: number; spread: number; size: number; bigEvery: number; bigSize: number; maxSkew: number; deadline: number; connections?: number; also?: string[]; keep?: boolean; health?: boolean; backups: boolean }) => {
-      const g = program.opts<{ cloud: string; token?: string }>();
+      const g = program.opts<{ cloud: string; token?: string; as?: string }>();
       const [{ resolveJwtSecret }, { mintToken }, { FleetSimulator, formatResult }] = await Promise.all([
         import('../../cloud/auth/jwt-secret.ts'),
         import('../../cloud/auth/jwt.ts'),
         import('../simulate/engine.ts'),
       ]);
       const adminToken =
-        g.token ?? process.env.FLEET_TOKEN ?? (await mintToken(resolveJwtSecret(process.env, { create: false }).secret, { subject: 'fleet-simulate', ttlSeconds: 3600 }));
+        g.token ?? process.env.FLEET_TOKEN ?? (await mintToken(resolveJwtSecret(process.env, { create: false }).secret, { subject: operatorName(g.as), ttlSeconds: 3600 }));
       const sim = new FleetSimulator({
         urls: [g.cloud, ...(o.also ?? [])],
         adminToken,

@@ -1,6 +1,6 @@
 // The audit log as both halves read and write it: the details as JSON text, the id a BIGINT (a string
 // from PostgreSQL).
-import type { AuditEntry } from './types.ts';
+import type { AuditEntry, AuditFilter } from './types.ts';
 
 export interface AuditRow {
   id: number | string;
@@ -37,3 +37,23 @@ export function auditValues(e: Omit<AuditEntry, 'id'>): unknown[] {
 
 /** The first id a page of the log reads below (newest first). */
 export const pageBelow = (o: { beforeId?: number }) => o.beforeId ?? Number.MAX_SAFE_INTEGER;
+
+/**
+ * A page of the log as SQL both halves run: the WHERE clause with its values, then the limit's
+ * placeholder. `param(n)` writes the n-th placeholder (`?` for SQLite, `$n` for PostgreSQL).
+ */
+export function auditPage(o: { limit: number; beforeId?: number } & AuditFilter, param: (n: number) => string): { sql: string; values: unknown[] } {
+  const values: unknown[] = [pageBelow(o)];
+  const where = [`id < ${param(1)}`];
+  const add = (condition: (p: string) => string, value: string | undefined) => {
+    if (value === undefined) return;
+    values.push(value);
+    where.push(condition(param(values.length)));
+  };
+  add((p) => `actor = ${p}`, o.actor);
+  add((p) => `action = ${p}`, o.action);
+  add((p) => `at >= ${p}`, o.since);
+  add((p) => `at < ${p}`, o.until);
+  values.push(o.limit);
+  return { sql: `SELECT * FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ${param(values.length)}`, values };
+}

@@ -15,8 +15,18 @@ export interface AuditEntry {
   details: Record<string, unknown> | null;
 }
 
+/** What a page of the log is limited to: one operator, one action, a time window (ISO 8601, UTC, as `at` is written). */
+export interface AuditFilter {
+  actor?: string;
+  action?: string;
+  /** At or after. */
+  since?: string;
+  /** Before. */
+  until?: string;
+}
+
 export interface AuditStore {
   appendAudit(entry: Omit<AuditEntry, 'id'>): Promise<void>;
-  /** Newest first; `beforeId` pages back. */
-  listAudit(o: { limit: number; beforeId?: number }): Promise<AuditEntry[]>;
+  /** Newest first; `beforeId` pages back, with the same filter. */
+  listAudit(o: { limit: number; beforeId?: number } & AuditFilter): Promise<AuditEntry[]>;
 }
