@@ -4,6 +4,8 @@
 //   cli firmware_list_seconds=<median of fleet firmware list against a running cloud> ratio_to_node=<r>
 //   cli rebuild_seconds=<a start right after a source changed: the build, then the command>
 //   cli from_source_seconds=<median of fleet --help run from the TypeScript sources through tsx> ratio_to_node=<r>
+//   cli firmware_list_from_source_seconds=<the same for firmware list>
+//   cli compiled_over_source help=<r> firmware_list=<r>
 // Each figure is a whole process: spawn, load, answer, exit. Options: --runs N (default 15).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -81,6 +83,7 @@ try {
   const help: number[] = [];
   const list: number[] = [];
   const fromSource: number[] = [];
+  const listFromSource: number[] = [];
   const tsxLoader = import.meta.resolve('tsx');
   const fromSourceScript = `const { main } = await import(${JSON.stringify(join(ROOT, 'tools/fleet.ts'))}); process.exitCode = await main(process.argv);`;
   for (let i = 0; i < RUNS; i++) {
@@ -88,6 +91,7 @@ try {
     help.push(await timeRun([FLEET_JS, '--help'], env));
     list.push(await timeRun([FLEET_JS, 'firmware', 'list', 'controller', '0x00000001', 'app'], env));
     fromSource.push(await timeRun(['--import', tsxLoader, '--input-type=module', '-e', fromSourceScript, 'fleet', '--help'], env));
+    listFromSource.push(await timeRun(['--import', tsxLoader, '--input-type=module', '-e', fromSourceScript, 'fleet', 'firmware', 'list', 'controller', '0x00000001', 'app'], env));
   }
   // A source changed (its content, as an edit does): the next start builds again, then answers.
   const touched = join(ROOT, 'tools/cli/cloud-url.ts');
@@ -105,7 +109,9 @@ try {
   process.stdout.write(`node start (node -e 0) median_seconds=${fmt(n)} over ${RUNS} runs\n`);
   process.stdout.write(`cli cold_start_seconds=${fmt(median(help))} ratio_to_node=${ratio(median(help), n)}\n`);
   process.stdout.write(`cli firmware_list_seconds=${fmt(median(list))} ratio_to_node=${ratio(median(list), n)}\n`);
-  process.stdout.write(`cli from_source_seconds=${fmt(median(fromSource))} ratio_to_node=${ratio(median(fromSource), n)}\n`);
+  process.stdout.write(`cli from_source_seconds=${fmt(median(fromSource))} ratio_to_node=${ratio(median(fromSource), n)} (fleet --help run from the sources through tsx, as before)\n`);
+  process.stdout.write(`cli firmware_list_from_source_seconds=${fmt(median(listFromSource))} ratio_to_node=${ratio(median(listFromSource), n)}\n`);
+  process.stdout.write(`cli compiled_over_source help=${ratio(median(help), median(fromSource))} firmware_list=${ratio(median(list), median(listFromSource))}\n`);
   process.stdout.write(`cli rebuild_seconds=${fmt(rebuild)}\n`);
 } finally {
   cloud.child.kill('SIGTERM');
