@@ -170,6 +170,13 @@ export const InventoryQuery = Type.Object(
     group: Type.Optional(GroupName),
     crashed_days: Type.Optional(Digits(5, 'An unexpected reboot in the last this many days (docs/device-health.md)')),
     low_heap: Type.Optional(Digits(9, "The last heartbeat's largest free block below this many bytes")),
+    match: Type.Optional(
+      Type.String({
+        pattern: '^(all|any)$',
+        description: 'How the conditions (not seen, no backup, crashed, low heap) combine: all (the default: every one given) or any (at least one); the other filters always apply',
+        [EXPECTED]: 'all or any',
+      }),
+    ),
     after: Type.Optional({ ...DeviceUuid, description: 'The next page: UUIDs after this one (next_after of the previous page)', ...code('invalid_query') }),
     limit: Type.Optional(Digits(5, 'At most this many devices (1 to 10000, default 1000)')),
   },

@@ -147,6 +147,17 @@ describe('fleet', () => {
     expect(json.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-2']);
     const stragglers = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--version', '2031.10.01', '--not-backed-up-days', '7', '--json'])).stdout);
     expect(stragglers.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-1']);
+    // The README's stragglers: not seen OR not backed up with --any; both without it, as the help says.
+    const both = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--not-seen-days', '1', '--not-backed-up-days', '7', '--json'])).stdout);
+    expect(both.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-2']);
+    const either = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--not-seen-days', '1', '--not-backed-up-days', '7', '--any', '--json'])).stdout);
+    expect(either.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-1', 'inv-cli-2']);
+    const help = (await fleet(['device', 'list', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('--any devices that meet any of the conditions given');
+    expect(help).toContain('without it, devices that meet them all (both, for two)');
+    const anyAlone = await fleet(['device', 'list', '--any']);
+    expect(anyAlone.code).toBe(2);
+    expect(anyAlone.stderr).toMatch(/^error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap\n/);
     const show = await fleet(['device', 'show', 'inv-cli-1']);
     expect(show.stdout).toMatch(/^device inv-cli-1  \(panel inv-cli-1\)\n[\s\S]*last check   \S+  2031\.10\.01 on ctl\/0x00000043\/ctl\n/);
     const bad = await fleet(['device', 'list', '--version', '2031.1.1']);

@@ -52,7 +52,7 @@ describe('the inventory', () => {
     expect((await cloud.adminJson('GET', '/admin/devices?search=nobody')).body.devices).toEqual([]);
   });
 
-  it('filters by track, version, not seen for N days, no backup for N days (stragglers: both at once), search, group', async () => {
+  it('filters by track, version, not seen for N days, no backup for N days (both at once, or either with match=any), search, group', async () => {
     await cloud.adminJson('PUT', '/admin/devices/inv-b/groups', { groups: ['lobby'] });
     const q = async (query: string) => uuids((await cloud.adminJson('GET', `/admin/devices?search=inv-&${query}`)).body);
     expect(await q('')).toEqual(['inv-a', 'inv-b', 'inv-c']);
@@ -62,6 +62,11 @@ describe('the inventory', () => {
     expect(await q(`not_seen_since=${new Date(clock - 30 * DAY).toISOString()}`)).toEqual(['inv-c']);
     expect(await q('no_backup_days=1')).toEqual(['inv-b', 'inv-c']);
     expect(await q('not_seen_days=7&no_backup_days=1')).toEqual(['inv-c']);
+    // match=any: at least one condition (stragglers as people mean them); the other filters still apply.
+    expect(await q('not_seen_days=7&no_backup_days=1&match=any')).toEqual(['inv-a', 'inv-b', 'inv-c']);
+    expect(await q('not_seen_days=7&no_backup_days=1&match=all')).toEqual(['inv-c']);
+    expect(await q('not_seen_days=7&match=any')).toEqual(['inv-a', 'inv-c']);
+    expect(await q('version=2026.01.01&not_seen_days=7&no_backup_days=1&match=any')).toEqual(['inv-a']);
     expect(await q('group=lobby')).toEqual(['inv-b']);
     expect(uuids((await cloud.adminJson('GET', '/admin/devices?search=LOBBY%20PANEL')).body)).toEqual(['inv-b']);
   });
@@ -83,11 +88,17 @@ describe('the inventory', () => {
       ['limit=0', 'limit'],
       ['limit=10001', 'limit'],
       ['group=%3Cb%3E', 'group'],
+      ['match=either&not_seen_days=7', 'match'],
+      ['match=any', 'match'],
+      ['match=any&version=2026.01.01', 'match'],
     ] as const) {
       const r = await cloud.adminJson('GET', `/admin/devices?${query}`);
       expect(r.status, query).toBe(400);
       expect(r.body.details?.field, query).toBe(field);
     }
+    expect((await cloud.adminJson('GET', '/admin/devices?match=any')).body.message).toBe(
+      'match=any combines conditions: give at least one of not_seen_days, not_seen_since, no_backup_days, no_backup_since, crashed_days, low_heap',
+    );
     const unknown = await cloud.adminJson('GET', '/admin/devices?colour=red');
     expect(unknown.body).toMatchObject({ error: 'invalid_query', details: { unknown_keys: ['colour'] } });
   });

@@ -54,6 +54,7 @@ interface ListOptions {
   group?: string;
   crashedDays?: number;
   lowHeap?: number | true;
+  any?: boolean;
   health?: boolean;
   limit?: number;
   all?: boolean;
@@ -63,7 +64,7 @@ interface ListOptions {
 export function inventoryCommands(device: Command, client: () => CloudClient): void {
   device
     .command('list')
-    .description('The device inventory: enrolment, last OTA check, last backup, groups (stragglers: --not-seen-days N --not-backed-up-days N)')
+    .description('The device inventory: enrolment, last OTA check, last backup, groups. Conditions given together must all hold, --any: at least one (stragglers: --not-seen-days N --not-backed-up-days N --any)')
     .option('--class <class>', 'last checked on this hardware class')
     .option('--product-hex <hex>', 'last checked on this product')
     .option('--application <app>', 'last checked for this application')
@@ -74,11 +75,15 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
     .option('--group <name>', 'in this group')
     .option('--crashed-days <n>', 'an unexpected reboot in the last n days (docs/device-health.md)', wholeNumber)
     .option('--low-heap [bytes]', `the last heartbeat's largest free block below this (default ${LOW_HEAP_DEFAULT_BYTES})`, wholeNumber)
+    .option('--any', 'devices that meet any of the conditions given (--not-seen-days, --not-backed-up-days, --crashed-days, --low-heap); without it, devices that meet them all (both, for two)')
     .option('--health', 'show health columns (last boot, last crash, heap, RSSI, reports dropped); implied by --crashed-days and --low-heap')
     .option('--limit <n>', 'devices per page (default 1000)', wholeNumber)
     .option('--all', 'every page, not only the first')
     .option('--json', 'the API answer as JSON (for scripts)')
-    .action(async (o: ListOptions) => {
+    .action(async (o: ListOptions, cmd: Command) => {
+      if (o.any && o.notSeenDays === undefined && o.notBackedUpDays === undefined && o.crashedDays === undefined && o.lowHeap === undefined) {
+        cmd.error('error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap');
+      }
       const query = new URLSearchParams();
       const set = (k: string, v: string | number | undefined) => v !== undefined && query.set(k, String(v));
       set('class', o.class);
@@ -92,6 +97,7 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
       set('crashed_days', o.crashedDays);
       set('low_heap', o.lowHeap === true ? LOW_HEAP_DEFAULT_BYTES : o.lowHeap);
       set('limit', o.limit);
+      if (o.any) query.set('match', 'any');
       const devices: DeviceView[] = [];
       let nextAfter: string | null = null;
       do {

@@ -89,7 +89,7 @@ function likeContaining(text: string): string {
 
 /**
  * The inventory with its filters, as one query (stragglers included: "not seen since" and "no backup
- * since" are two conditions of the same WHERE). `placeholder(n)` writes the n-th parameter (1-based):
+ * since" are two conditions of the same WHERE, both or either with `match: 'any'`). `placeholder(n)` writes the n-th parameter (1-based):
  * `?` for SQLite, `$n` for PostgreSQL; `collate` orders UUIDs bytewise on PostgreSQL as on SQLite.
  */
 export function inventoryQuery(f: InventoryFilter, placeholder: (n: number) => string, collate = ''): { sql: string; params: unknown[] } {
@@ -104,15 +104,19 @@ export function inventoryQuery(f: InventoryFilter, placeholder: (n: number) => s
   if (f.productHex !== undefined) where.push(`i.last_check_product_hex = ${p(f.productHex)}`);
   if (f.application !== undefined) where.push(`i.last_check_application = ${p(f.application)}`);
   if (f.version !== undefined) where.push(`i.last_check_version = ${p(f.version)}`);
-  if (f.notSeenSince !== undefined) where.push(`(i.last_check_at IS NULL OR i.last_check_at < ${p(f.notSeenSince)})`);
-  if (f.noBackupSince !== undefined) where.push(`(b.last_backup_date IS NULL OR b.last_backup_date < ${p(f.noBackupSince)})`);
+  // The conditions: every one given, or (match 'any') at least one; the other filters always apply.
+  const conditions: string[] = [];
+  if (f.notSeenSince !== undefined) conditions.push(`(i.last_check_at IS NULL OR i.last_check_at < ${p(f.notSeenSince)})`);
+  if (f.noBackupSince !== undefined) conditions.push(`(b.last_backup_date IS NULL OR b.last_backup_date < ${p(f.noBackupSince)})`);
+  if (f.crashedSince !== undefined) conditions.push(`h.crash_at >= ${p(f.crashedSince)}`);
+  if (f.lowHeapBelow !== undefined) conditions.push(`h.heap_block < ${p(f.lowHeapBelow)}`);
+  if (f.match === 'any' && conditions.length > 1) where.push(`(${conditions.join(' OR ')})`);
+  else where.push(...conditions);
   if (f.search !== undefined) {
     const pattern = likeContaining(f.search);
     where.push(`(lower(d.uuid) LIKE ${p(pattern)} ESCAPE '\\' OR lower(COALESCE(d.label, '')) LIKE ${p(pattern)} ESCAPE '\\')`);
   }
   if (f.group !== undefined) where.push(`EXISTS (SELECT 1 FROM device_groups g WHERE g.uuid = d.uuid AND g.group_name = ${p(f.group)})`);
-  if (f.crashedSince !== undefined) where.push(`h.crash_at >= ${p(f.crashedSince)}`);
-  if (f.lowHeapBelow !== undefined) where.push(`h.heap_block < ${p(f.lowHeapBelow)}`);
   if (f.after !== undefined) where.push(`d.uuid${collate} > ${p(f.after)}`);
   const sql = `SELECT d.uuid, d.public_key_pem, d.enrolled_at, d.updated_at, d.label,
       i.last_check_at, i.last_check_version, i.last_check_class, i.last_check_product_hex, i.last_check_application,

@@ -52,6 +52,8 @@ export interface InventoryFilter {
   crashedSince?: string;
   /** Devices whose last heartbeat's largest free block is below this many bytes. */
   lowHeapBelow?: number;
+  /** How the conditions (notSeenSince, noBackupSince, crashedSince, lowHeapBelow) combine: every one given (the default) or any of them. */
+  match?: 'all' | 'any';
   /** Keyset pagination: UUIDs after this one. */
   after?: string;
   limit: number;
