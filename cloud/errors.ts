@@ -75,6 +75,10 @@ export const ERROR_CATALOG = {
   release_exists: { status: 409, message: 'This firmware version already exists' },
   release_not_found: { status: 404, message: 'No such firmware version' },
   invalid_release_metadata: { status: 400, message: 'The firmware image metadata is not valid' },
+  image_required: {
+    status: 400,
+    message: 'A release needs its image: a url devices download it from, or PUT …/image for the cloud to host it; a version devices already run and never download is released with "no_image": true',
+  },
 
   // Hosted firmware images and their release checks (docs/firmware-images.md)
   image_too_large: { status: 413, message: 'The image is larger than the OTA slot' },

@@ -115,10 +115,13 @@ export function buildProgram(): Command {
       .option('--image <file>', 'the app image: uploaded to the cloud (checked, hosted); with --url only checked here, its size and sha256 sent')
       .option('--url <url>', 'where devices download the image, when the cloud does not host it (a CDN)')
       .option('--size <bytes>', 'image size (with --url)', positiveInt)
-      .option('--sha256 <hex>', 'image SHA-256 (with --url)'),
+      .option('--sha256 <hex>', 'image SHA-256 (with --url)')
+      .option('--no-image', 'no image, on purpose: a version devices already run and never download (a factory image), so that the update check tells them they are up to date'),
     positiveIntOrZero,
   ).action(async (cls: string, productHex: string, application: string, version: string, o: ReleaseOptions) => {
     print(await releaseFirmware(client(), cls, productHex, application, version, o));
+    // The manifest is stdout (for scripts); what the release means for devices, stderr.
+    if (o.image === false) process.stderr.write(`released ${version} without an image: devices that run it are told they are up to date; a device on an older version offered it would have nothing to download\n`);
   });
   firmware
     .command('revoke')

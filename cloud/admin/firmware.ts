@@ -49,11 +49,21 @@ export function rolloutChange(body: unknown): RolloutChange {
   };
 }
 
-/** The image metadata of a release, and its rollout: all optional. An empty or absent body is allowed. */
+/**
+ * The image metadata of a release, and its rollout. The url is required: a release devices are offered
+ * and cannot download is refused (image_required), unless it says `"no_image": true`, a version devices
+ * already run and never download (a factory image), then with no url, size or sha256 (docs/firmware-images.md).
+ */
 export function parseImageMetadata(req: Request): { image: ImageMetadata; rollout: RolloutChange | undefined } {
   const hasBody = req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0';
-  if (!hasBody && req.headers['transfer-encoding'] === undefined) return { image: {}, rollout: undefined };
-  const { rollout, ...image } = checked(checkImage, requireJsonBody(req), 'invalid_release_metadata');
+  const body = !hasBody && req.headers['transfer-encoding'] === undefined ? {} : checked(checkImage, requireJsonBody(req), 'invalid_release_metadata');
+  const { rollout, no_image: noImage, ...image } = body;
+  if (noImage) {
+    const given = (['url', 'size', 'sha256'] as const).filter((k) => image[k] !== undefined);
+    if (given.length > 0) throw new ApiError('invalid_release_metadata', { field: 'no_image', also_given: given }, `no_image: a release without an image has no ${given.join(', ')}; leave out no_image to release the image at its url`);
+  } else if (image.url === undefined) {
+    throw new ApiError('image_required', { missing: 'url', given: Object.keys(image) });
+  }
   return { image: image.sha256 === undefined ? image : { ...image, sha256: image.sha256.toLowerCase() }, rollout: rollout === undefined ? undefined : rolloutChange(rollout) };
 }
 

@@ -217,8 +217,14 @@ export const ImageMetadata = Type.Object(
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, [EXPECTED]: 'a positive whole number of bytes' })),
     sha256: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', [EXPECTED]: '64 hexadecimal digits' })),
     rollout: Type.Optional(RolloutBody),
+    no_image: Type.Optional(
+      Type.Literal(true, {
+        description:
+          'No image, on purpose: a version devices already run and never download (a factory image), so that the update check tells them they are up to date. Without it a release needs its url (or the image, PUT …/image)',
+      }),
+    ),
   },
-  { title: 'ImageMetadata', additionalProperties: false, ...code('invalid_release_metadata'), [EXPECTED]: '{"url"?, "size"?, "sha256"?, "rollout"?}' },
+  { title: 'ImageMetadata', additionalProperties: false, ...code('invalid_release_metadata'), [EXPECTED]: '{"url", "size"?, "sha256"?, "rollout"?} or {"no_image": true}' },
 );
 export type ImageMetadataBody = Static<typeof ImageMetadata>;
 

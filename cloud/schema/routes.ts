@@ -380,7 +380,7 @@ export const ROUTES: RouteSpec[] = [
     responses: {
       '201': json('Released', Manifest),
       ...superUserErrors,
-      '400': error('Invalid track, version, image metadata or rollout'),
+      '400': error('Invalid track, version, image metadata or rollout; no url and no "no_image": true (image_required)'),
       '409': error('The version exists, or the track requires signed images (signing_requires_image: release with the image)'),
       '413': error('Body over 64 KB'),
       '415': error('Body is not application/json'),

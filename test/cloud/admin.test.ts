@@ -67,7 +67,7 @@ describe('firmware', () => {
     const res = await cloud.admin('PUT', `${track}/2026.01.01`, { url: 'https://fw.test/a.bin', size: 1234, sha256: 'AB'.repeat(32) });
     expect(res.status).toBe(201);
     expect(await res.json() as any).toMatchObject({ version: '2026.01.01', status: 'RELEASED', product_hex: '0x000000aa', sha256: 'ab'.repeat(32) });
-    const again = await cloud.admin('PUT', `${track.replace('AA', 'aa')}/2026.01.01`);
+    const again = await cloud.admin('PUT', `${track.replace('AA', 'aa')}/2026.01.01`, { url: 'https://fw.test/again.bin' });
     expect(again.status).toBe(409);
     expect((await again.json() as any).error).toBe('release_exists');
   });
@@ -88,6 +88,35 @@ describe('firmware', () => {
     expect(list.versions.map((v: { version: string }) => v.version)).not.toContain('2026.05.01');
   });
 
+  it('refuses a release devices could not download (no url, no "no_image": true) with 400 image_required, and stores nothing', async () => {
+    const other = '/admin/firmware/ctl/0x000000AB/ctl';
+    for (const meta of [undefined, {}, { size: 10, sha256: 'ab'.repeat(32) }, { rollout: { percent: 10 } }]) {
+      const res = await cloud.admin('PUT', `${other}/2026.06.01`, meta);
+      expect(res.status, JSON.stringify(meta)).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: 'image_required',
+        message: 'A release needs its image: a url devices download it from, or PUT …/image for the cloud to host it; a version devices already run and never download is released with "no_image": true',
+      });
+    }
+    const both = await cloud.admin('PUT', `${other}/2026.06.01`, { no_image: true, url: 'https://fw.test/b.bin', size: 10 });
+    expect(both.status).toBe(400);
+    expect(await both.json()).toMatchObject({ error: 'invalid_release_metadata', details: { field: 'no_image', also_given: ['url', 'size'] }, message: 'no_image: a release without an image has no url, size; leave out no_image to release the image at its url' });
+    expect((await cloud.admin('PUT', `${other}/2026.06.01`, { no_image: false })).status).toBe(400);
+    expect(((await (await cloud.admin('GET', other)).json()) as any).versions).toEqual([]);
+  });
+
+  it('"no_image": true releases a version devices already run and never download: the check tells them they are up to date', async () => {
+    const other = '/admin/firmware/ctl/0x000000AC/ctl';
+    const res = await cloud.admin('PUT', `${other}/2025.12.01`, { no_image: true });
+    expect(res.status).toBe(201);
+    const manifest = (await res.json()) as any;
+    expect(manifest).toMatchObject({ version: '2025.12.01', status: 'RELEASED' });
+    expect(manifest.url).toBeUndefined();
+    const check = await fetch(`${cloud.url}/ota/ctl/0x000000AC/ctl?current_version=2025.12.01`);
+    expect(check.status).toBe(200);
+    expect(((await check.json()) as any).version).toBe('2025.12.01');
+  });
+
   it.each(['2026.13.01', '2026.00.01', '26.01.01', 'v1'])('refuses the version %s with 400', async (v) => {
     const res = await cloud.admin('PUT', `${track}/${v}`);
     expect(res.status).toBe(400);
@@ -95,7 +124,7 @@ describe('firmware', () => {
   });
 
   it('revokes (200, idempotent), 404 for an unknown version, and lists both states', async () => {
-    await cloud.admin('PUT', `${track}/2026.02.01`);
+    await cloud.admin('PUT', `${track}/2026.02.01`, { no_image: true });
     const r = await cloud.admin('POST', `${track}/2026.02.01/revoke`);
     expect(r.status).toBe(200);
     const body = await r.json() as any;

@@ -247,7 +247,7 @@ describe('functions really log at their effective level', () => {
   const otaLines = () => cloud.logs.filter((l) => l.function === 'svc-func-ota');
 
   it('WARNING by default: an OTA check logs nothing; after deploying DEBUG it logs DEBUG lines', async () => {
-    await cloud.admin('PUT', '/admin/firmware/lamp/0x00000001/lamp/2026.01.01');
+    await cloud.admin('PUT', '/admin/firmware/lamp/0x00000001/lamp/2026.01.01', { no_image: true });
     await fetch(`${cloud.url}/ota/lamp/0x00000001/lamp?current_version=2025.01.01`);
     expect(otaLines()).toEqual([]);
 
@@ -273,12 +273,12 @@ describe('functions really log at their effective level', () => {
 
   it('at ERROR, a function drops its WARNING lines', async () => {
     // A revocation is logged by svc-func-admin at WARNING.
-    await cloud.admin('PUT', '/admin/firmware/lamp/0x00000002/lamp/2026.01.01');
+    await cloud.admin('PUT', '/admin/firmware/lamp/0x00000002/lamp/2026.01.01', { no_image: true });
     await cloud.admin('POST', '/admin/firmware/lamp/0x00000002/lamp/2026.01.01/revoke');
     expect(cloud.logs.filter((l) => l.function === 'svc-func-admin' && l.level === 'WARNING')).toHaveLength(1);
     await call('PATCH', '/appconfig/svc-func-admin', { logging: 'error' });
     await call('POST', '/appconfig/svc-func-admin/deploy');
-    await cloud.admin('PUT', '/admin/firmware/lamp/0x00000002/lamp/2026.01.02');
+    await cloud.admin('PUT', '/admin/firmware/lamp/0x00000002/lamp/2026.01.02', { no_image: true });
     await cloud.admin('POST', '/admin/firmware/lamp/0x00000002/lamp/2026.01.02/revoke');
     expect(cloud.logs.filter((l) => l.function === 'svc-func-admin' && l.level === 'WARNING')).toHaveLength(1);
   });

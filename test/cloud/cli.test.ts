@@ -73,7 +73,7 @@ describe('fleet', () => {
     const rel = await fleet(['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.01.01', '--image', image, '--url', 'https://fw.test/1.bin']);
     expect(rel.code).toBe(0);
     expect(JSON.parse(rel.stdout)).toMatchObject({ version: '2026.01.01', url: 'https://fw.test/1.bin', size: bytes.length, sha256: sha256Hex(bytes) });
-    await fleet(['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.02.01']);
+    expect((await fleet(['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.02.01', '--url', 'https://fw.test/2.bin'])).code).toBe(0);
     const rev = await fleet(['firmware', 'revoke', 'ctl', '0x00000042', 'ctl', '2026.02.01']);
     expect(rev.code).toBe(0);
     const list = await fleet(['firmware', 'list', 'ctl', '0x00000042', 'ctl']);
@@ -166,9 +166,26 @@ describe('fleet', () => {
   });
 
   it('a refusal from the cloud exits 1 and prints the error code', async () => {
-    const r = await fleet(['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.01.01']);
+    const r = await fleet(['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.01.01', '--url', 'https://fw.test/1.bin']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/409 release_exists/);
+  });
+
+  it('firmware release with neither --image nor --url is refused (exit 2, nothing stored); --no-image says what it means', async () => {
+    const track = { class: 'ctl', productHex: '0x00000044', application: 'ctl' };
+    const bare = await fleet(['firmware', 'release', 'ctl', '0x00000044', 'ctl', '2026.02.01', '--rollout-percent', '10']);
+    expect([bare.code, bare.stdout]).toEqual([2, '']);
+    expect(bare.stderr).toBe(
+      'fleet: release 2026.02.01 has no image: devices offered it would have nothing to download. Give --image <file> (the cloud hosts it) or --url <url> (with --image, or --size and --sha256); for a version devices already run and never download (a factory image), say --no-image\n',
+    );
+    const both = await fleet(['firmware', 'release', 'ctl', '0x00000044', 'ctl', '2026.02.01', '--no-image', '--url', 'https://fw.test/x.bin']);
+    expect([both.code, both.stderr]).toEqual([2, 'fleet: --no-image and --url: a release without an image has no url, size or sha256; give one or the other\n']);
+    expect(await cloud.store.listReleases(track)).toEqual([]);
+    const factory = await fleet(['firmware', 'release', 'ctl', '0x00000044', 'ctl', '2025.12.01', '--no-image']);
+    expect(factory.code).toBe(0);
+    expect(JSON.parse(factory.stdout)).toMatchObject({ version: '2025.12.01', status: 'RELEASED' });
+    expect(JSON.parse(factory.stdout).url).toBeUndefined();
+    expect(factory.stderr).toBe('released 2025.12.01 without an image: devices that run it are told they are up to date; a device on an older version offered it would have nothing to download\n');
   });
 
   it('device enroll from a PEM file, list and remove', async () => {

@@ -45,8 +45,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleet-console-health-'));
   cloud = await startTestCloud({ env: { OTA_CACHE_TTL_MS: '0' } });
   // Two releases; the newer one rolls out with a health gate: 100 per 1,000 device-hours over A, after 3 device-hours.
-  expect((await cloud.admin('PUT', `${TRACK}/${A}`)).status).toBe(201);
-  expect((await cloud.admin('PUT', `${TRACK}/${B}`, { rollout: { percent: 100, groups: [], health_margin: 100, health_min_device_hours: 3 } })).status).toBe(201);
+  expect((await cloud.admin('PUT', `${TRACK}/${A}`, { no_image: true })).status).toBe(201);
+  expect((await cloud.admin('PUT', `${TRACK}/${B}`, { no_image: true, rollout: { percent: 100, groups: [], health_margin: 100, health_min_device_hours: 3 } })).status).toBe(201);
   for (const [uuid, version] of [['hb-a1', A], ['hb-b1', B], ['hb-b2', B], ['hb-eth', B], ['hb-quiet', B]] as const) {
     keys.set(uuid, (await cloud.enroll(uuid)).privateKey);
     await fetch(`${cloud.url}/ota/ctl/0x00000071/ctl?current_version=${version}`, { headers: { 'x-device-uuid': uuid } });

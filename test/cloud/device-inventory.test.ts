@@ -10,8 +10,8 @@ let clock = Date.parse('2026-06-01T12:00:00Z');
 const DAY = 86_400_000;
 beforeAll(async () => {
   cloud = await startTestCloud({ now: () => clock });
-  await cloud.admin('PUT', '/admin/firmware/ctl/0x00000001/ctl/2026.01.01');
-  await cloud.admin('PUT', '/admin/firmware/ctl/0x00000001/ctl/2026.02.01');
+  await cloud.admin('PUT', '/admin/firmware/ctl/0x00000001/ctl/2026.01.01', { no_image: true });
+  await cloud.admin('PUT', '/admin/firmware/ctl/0x00000001/ctl/2026.02.01', { no_image: true });
 });
 afterAll(() => cloud.close());
 

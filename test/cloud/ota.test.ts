@@ -13,7 +13,7 @@ describe.each([
   const PRODUCT = '0x0A0B0C0D';
   const base = `/ota/${CLS}/${PRODUCT}/${CLS}`;
 
-  async function release(version: string, product = PRODUCT, cls = CLS, app = cls, meta: object = {}) {
+  async function release(version: string, product = PRODUCT, cls = CLS, app = cls, meta: object = { no_image: true }) {
     const res = await cloud.admin('PUT', `/admin/firmware/${cls}/${product}/${app}/${version}`, meta);
     expect(res.status).toBe(201);
     return res.json() as any;
@@ -235,10 +235,10 @@ describe('OTA cache across instances sharing a store', () => {
     const b = await startTestCloud({ store: a.store, env: { OTA_CACHE_TTL_MS: '300' } });
     try {
       const path = '/ota/ctl/0x0000cafe/ctl?current_version=2026.01.01';
-      expect((await b.admin('PUT', '/admin/firmware/ctl/0x0000cafe/ctl/2026.01.01')).status).toBe(201);
+      expect((await b.admin('PUT', '/admin/firmware/ctl/0x0000cafe/ctl/2026.01.01', { no_image: true })).status).toBe(201);
       const first = await (await fetch(a.url + path)).json() as any;
       expect(first.version).toBe('2026.01.01');
-      expect((await b.admin('PUT', '/admin/firmware/ctl/0x0000cafe/ctl/2026.02.01')).status).toBe(201);
+      expect((await b.admin('PUT', '/admin/firmware/ctl/0x0000cafe/ctl/2026.02.01', { no_image: true })).status).toBe(201);
       await new Promise((r) => setTimeout(r, 350));
       const later = await (await fetch(a.url + path)).json() as any;
       expect(later.version).toBe('2026.02.01');

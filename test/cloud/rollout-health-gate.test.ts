@@ -35,8 +35,8 @@ describe.each([
     stores = await open();
     one = await startTestCloud({ store: stores[0]!, now: () => clock, env: { OTA_CACHE_TTL_MS: '0' } });
     two = stores[1] ? await startTestCloud({ store: stores[1], now: () => clock, env: { OTA_CACHE_TTL_MS: '0' } }) : one;
-    expect((await one.admin('PUT', `${TRACK}/${A}`)).status).toBe(201);
-    const b = await one.adminJson('PUT', `${TRACK}/${B}`, { rollout: { percent: 100, groups: [], health_margin: 100, health_min_device_hours: 3 } });
+    expect((await one.admin('PUT', `${TRACK}/${A}`, { no_image: true })).status).toBe(201);
+    const b = await one.adminJson('PUT', `${TRACK}/${B}`, { no_image: true, rollout: { percent: 100, groups: [], health_margin: 100, health_min_device_hours: 3 } });
     expect(b.status).toBe(201);
     // Each device checks for an update once, naming itself: the inventory puts it on the track.
     for (const [uuid, version] of [['gate-a1', A], ['gate-b1', B], ['gate-b2', B], ['gate-b3', B]] as const) {

@@ -57,7 +57,7 @@ describe('a cloud behind a reverse proxy at /fleet-api', () => {
     writeFileSync(pem, generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ type: 'spki', format: 'pem' }));
     const run = (...args: string[]) => runFleet(['--cloud', proxied, ...args], { env: env() });
     const steps: [string[], RegExp][] = [
-      [['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.01.01'], /"status": "RELEASED"/],
+      [['firmware', 'release', 'ctl', '0x00000042', 'ctl', '2026.01.01', '--url', 'https://fw.example/ctl/2026.01.01.bin'], /"status": "RELEASED"/],
       [['firmware', 'revoke', 'ctl', '0x00000042', 'ctl', '2026.01.01'], /"status": "REVOKED"/],
       [['firmware', 'list', 'ctl', '0x00000042', 'ctl'], /^2026\.01\.01 +REVOKED/],
       [['device', 'enroll', 'dev-proxied', '--public-key', pem], /"uuid": "dev-proxied"/],

@@ -13,8 +13,8 @@ const fleet = (args: string[]) => runFleet(args, { env: { JWT_SECRET: TEST_JWT_S
 
 beforeAll(async () => {
   cloud = await startTestCloud();
-  expect((await cloud.admin('PUT', `/admin/firmware/${TRACK.join('/')}/2026.01.01`)).status).toBe(201);
-  expect((await cloud.admin('PUT', `/admin/firmware/${TRACK.join('/')}/2026.02.01`, { rollout: { percent: 50 } })).status).toBe(201);
+  expect((await cloud.admin('PUT', `/admin/firmware/${TRACK.join('/')}/2026.01.01`, { no_image: true })).status).toBe(201);
+  expect((await cloud.admin('PUT', `/admin/firmware/${TRACK.join('/')}/2026.02.01`, { no_image: true, rollout: { percent: 50 } })).status).toBe(201);
   for (const uuid of ['cli-h-1', 'cli-h-2']) {
     const { privateKey } = await cloud.enroll(uuid);
     await fetch(`${cloud.url}/ota/${TRACK.join('/')}?current_version=2026.02.01`, { headers: { 'x-device-uuid': uuid } });

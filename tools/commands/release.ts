@@ -12,7 +12,8 @@ export interface ReleaseOptions {
   url?: string;
   size?: number;
   sha256?: string;
-  image?: string;
+  /** The image file; false with --no-image (a version devices already run and never download). */
+  image?: string | false;
   chip: string;
   project?: string;
   rolloutPercent?: number;
@@ -52,7 +53,31 @@ export function rolloutSettings(o: ReleaseOptions): Record<string, unknown> | un
   return { percent: 0, ...body };
 }
 
+/** A release the command refuses before asking the cloud (exit 2, a usage error). */
+export class ReleaseUsageError extends Error {
+  override name = 'ReleaseUsageError';
+  readonly exitCode = 2;
+}
+
+/**
+ * A release devices cannot download is refused here as by the cloud (image_required): --image, --url, or
+ * --no-image said on purpose, for a version devices already run (a factory image; docs/firmware-images.md).
+ */
+export function checkReleaseImageOptions(version: string, o: ReleaseOptions): void {
+  if (o.image === false) {
+    const given = [o.url !== undefined && '--url', o.size !== undefined && '--size', o.sha256 !== undefined && '--sha256'].filter(Boolean);
+    if (given.length > 0) throw new ReleaseUsageError(`--no-image and ${given.join(', ')}: a release without an image has no url, size or sha256; give one or the other`);
+    return;
+  }
+  if (o.image === undefined && o.url === undefined) {
+    throw new ReleaseUsageError(
+      `release ${version} has no image: devices offered it would have nothing to download. Give --image <file> (the cloud hosts it) or --url <url> (with --image, or --size and --sha256); for a version devices already run and never download (a factory image), say --no-image`,
+    );
+  }
+}
+
 export async function releaseFirmware(client: CloudClient, cls: string, productHex: string, application: string, version: string, o: ReleaseOptions): Promise<unknown> {
+  checkReleaseImageOptions(version, o);
   const rollout = rolloutSettings(o);
   if (o.image && !o.url) {
     const bytes = readFileSync(o.image);
@@ -72,6 +97,7 @@ export async function releaseFirmware(client: CloudClient, cls: string, productH
     meta.size = bytes.length;
     meta.sha256 = sha256;
   }
+  if (o.image === false) meta.no_image = true;
   if (o.url) meta.url = o.url;
   if (o.size !== undefined) meta.size = o.size;
   if (o.sha256) meta.sha256 = o.sha256;

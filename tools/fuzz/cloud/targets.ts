@@ -147,7 +147,7 @@ function canaryRequest(ctx: GenContext): Built {
     case 1:
       return { method: 'GET', path: track, headers: bearer(ctx), label: 'admin list canary firmware', fixedMethod: true };
     case 2:
-      return { method: 'PUT', path: release, headers: [...bearer(ctx), ['Content-Type', 'application/json']], body: Buffer.from('{"size":1}'), label: 'admin re-release canary (409)', fixedMethod: true };
+      return { method: 'PUT', path: release, headers: [...bearer(ctx), ['Content-Type', 'application/json']], body: Buffer.from('{"url":"https://fw.example/again.bin"}'), label: 'admin re-release canary (409)', fixedMethod: true };
     case 3:
       return { method: 'POST', path: `${release}/revoke`, headers: bearer(ctx, false), label: 'canary revoke, bad token' };
     case 4:
