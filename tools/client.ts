@@ -17,6 +17,14 @@ export class CloudUnreachableError extends Error {
   override name = 'CloudUnreachableError';
 }
 
+/**
+ * The sentence for a cloud that does not answer (exit 3): where it was looked for, why, and the two ways
+ * out, start it here or say where it runs (docs/cli-errors.md).
+ */
+export function unreachableMessage(url: string, cause: string): string {
+  return `the cloud at ${url} could not be reached (${cause}): start it (npm start, or fleet serve) or point --cloud (or FLEET_CLOUD_URL) at a running cloud`;
+}
+
 export class CloudClient {
   constructor(
     readonly baseUrl: string,
@@ -50,8 +58,10 @@ export class CloudClient {
         ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
       } as RequestInit);
     } catch (err) {
-      const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
-      throw new CloudUnreachableError(`cannot reach the cloud at ${this.baseUrl}: ${cause}`);
+      // Node's fetch: "fetch failed", the socket's error as its cause (an AggregateError without a message when every address refused).
+      const inner = err instanceof Error && err.cause instanceof Error ? err.cause : undefined;
+      const cause = inner ? inner.message || (inner as NodeJS.ErrnoException).code || inner.name : err instanceof Error ? err.message : String(err);
+      throw new CloudUnreachableError(unreachableMessage(this.baseUrl, cause));
     }
     const text = await res.text();
     let parsed: unknown = text;

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { jwtVerify } from 'jose';
@@ -219,10 +220,17 @@ describe('fleet', () => {
     expect([after.code, after.stderr]).toEqual([0, '']);
   });
 
-  it('an unreachable cloud exits 3', async () => {
-    const r = await fleet(['device', 'list'], { FLEET_CLOUD_URL: 'http://127.0.0.1:9' });
+  it('an unreachable cloud exits 3 with a sentence that says where it looked and how to start it or point at it', async () => {
+    // A port where nothing listens (fetch itself refuses a few low ports such as 9, with "bad port").
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const closed = (server.address() as AddressInfo).port;
+    await new Promise((r) => server.close(r));
+    const r = await fleet(['device', 'list'], { FLEET_CLOUD_URL: `http://127.0.0.1:${closed}` });
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/cannot reach the cloud/);
+    expect(r.stderr).toBe(
+      `fleet: the cloud at http://127.0.0.1:${closed} could not be reached (connect ECONNREFUSED 127.0.0.1:${closed}): start it (npm start, or fleet serve) or point --cloud (or FLEET_CLOUD_URL) at a running cloud\n`,
+    );
   });
 
   it('serve starts the cloud on SQLite, creates the JWT secret file, and stops on SIGTERM', async () => {

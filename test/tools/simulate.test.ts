@@ -164,6 +164,6 @@ describe('device retries (docs/fleet-scale.md)', () => {
     } finally {
       process.stderr.write = write;
     }
-    expect(said).toMatch(/cannot reach the cloud at http:\/\/127\.0\.0\.1:9/);
+    expect(said).toMatch(/^fleet: the cloud at http:\/\/127\.0\.0\.1:9 could not be reached \(ECONNREFUSED\): start it \(npm start, or fleet serve\) or point --cloud \(or FLEET_CLOUD_URL\) at a running cloud\n$/m);
   });
 });

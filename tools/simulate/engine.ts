@@ -13,7 +13,7 @@
 import { createHash, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { BodyPool } from '../../cloud/body-pool.ts';
-import { cloudEndpoint, CloudUnreachableError } from '../client.ts';
+import { cloudEndpoint, CloudUnreachableError, unreachableMessage } from '../client.ts';
 import { signDeviceRequest } from '../device-signer.ts';
 import { SIMULATED_SEQS, simulatedReports } from './health.ts';
 
@@ -297,7 +297,7 @@ export class FleetSimulator {
             // Before any device is enrolled, a cloud that does not answer is unreachable (fleet exit 3).
             const code = err instanceof NetError ? err.code : String(err);
             if (attempt >= 5 || ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code)) {
-              throw new CloudUnreachableError(`cannot reach the cloud at ${this.o.urls.join(', ')}: ${code}`);
+              throw new CloudUnreachableError(unreachableMessage(this.o.urls.join(', '), code));
             }
             await sleep(500 * attempt);
             continue;
