@@ -69,7 +69,8 @@ async function flashOne(target: RigFlashTarget, index: number, o: RigFlashOption
       transport,
       chip: target.chip,
       resetMethod: target.resetMethod,
-      progress: (_f, _i, done, total) => state('writing', total ? done / total : 1),
+      // An image the chip already holds: said as such, not as a full bar.
+      progress: (_f, _i, done, total) => (total === 0 ? state('unchanged, skipped') : state('writing', done / total)),
       log: (line) => {
         if (line === 'Stub running...') state('comparing');
       },

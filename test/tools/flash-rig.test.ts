@@ -92,6 +92,9 @@ describe('fleet flash --rig', () => {
     expect(r.stdout).toContain(`left: the board on ${boards[0]!.rfc2217Url} is an ESP32-S3, not an ESP32-C3`);
     expect(r.stdout).toMatch(/^left .* no +FAILED \(exit 7\)$/m);
     expect(r.stdout).toMatch(/^right +\S+ +ESP32-S3 +\S+ +0 +\d+ +\d+\.\d +- +yes +2026\.10\.01$/m);
+    // Skipped whole: said as such, never as a board "writing" (a full bar on a terminal).
+    expect(r.stderr).toMatch(new RegExp(`^right ${boards[1]!.rfc2217Url} +unchanged, skipped$`, 'm'));
+    expect(r.stderr).not.toMatch(/^right .* writing$/m);
     expect(r.stdout).toContain('flashed 1 of 2 boards; failed: left\n');
     expect(r.status).toBe(11);
   });
@@ -100,6 +103,9 @@ describe('fleet flash --rig', () => {
     const same = await fleet('flash', '--port', boards[1]!.rfc2217Url, join(dir, 'fw.bin'));
     const bytes = readFileSync(join(dir, 'fw.bin')).length;
     expect(same.stderr).toContain(`flash: unchanged: fw.bin at 0x10000 (${bytes} bytes) matches the flash, skipped\n`);
+    // No progress bar for an image nothing was written of: a line that says it was skipped.
+    expect(same.stderr).toContain('flash: 1/1 fw.bin already on the board, skipped\n');
+    expect(same.stderr).not.toMatch(/\[#+\] +100% 1\/1 fw\.bin/);
     expect(same.stdout).toBe('booted 2026.10.01\n');
     expect(describeWritten('fw.bin', { address: 0x10000, bytes: 200_000, skippedBytes: 134_464, regions: [[0x20000, 0x10000]] })).toBe(
       'fw.bin at 0x10000: wrote 65536 bytes (0x20000+65536), skipped 134464 unchanged',

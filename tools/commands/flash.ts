@@ -85,7 +85,9 @@ export function flashCommand(program: Command, setExit: (code: number) => void):
           bootTimeoutMs: o.bootTimeout * 1000,
           log: (line) => /^(Chip is|MAC:|Changing baudrate|Hash of data verified|Compressed|Wrote)/.test(line) && say(`esptool: ${line}`),
           progress: (f, i, written, total) => {
-            const line = `${bar(total ? written / total : 1)} ${i + 1}/${plan.files.length} ${basename(f.path)}`;
+            // Nothing to write (the flash already holds the image): said, no bar.
+            if (total === 0) return say(`flash: ${i + 1}/${plan.files.length} ${basename(f.path)} already on the board, skipped`);
+            const line = `${bar(written / total)} ${i + 1}/${plan.files.length} ${basename(f.path)}`;
             if (tty) process.stderr.write(`\r${line}${written >= total ? '\n' : ''}`);
             else if (written >= total) say(line);
           },
