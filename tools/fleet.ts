@@ -19,8 +19,8 @@ import { farmCommand } from './commands/farm.ts';
 import { flashCommand } from './commands/flash.ts';
 import { imageCommand } from './commands/image.ts';
 import { healthCommands } from './commands/health.ts';
-import { auditCommand, inventoryCommands, rolloutCommands } from './commands/inventory.ts';
-import { releaseFirmware, releaseOptions, type ReleaseOptions } from './commands/release.ts';
+import { auditCommand, formatStartedRollout, inventoryCommands, rolloutCommands } from './commands/inventory.ts';
+import { releaseFirmware, releaseOptions, rolloutSettings, type ReleaseOptions } from './commands/release.ts';
 import { monitorCommand } from './commands/monitor.ts';
 import { portsCommand } from './commands/ports.ts';
 import { serveCommand } from './commands/serve.ts';
@@ -122,6 +122,10 @@ export function buildProgram(): Command {
     print(await releaseFirmware(client(), cls, productHex, application, version, o));
     // The manifest is stdout (for scripts); what the release means for devices, stderr.
     if (o.image === false) process.stderr.write(`released ${version} without an image: devices that run it are told they are up to date; a device on an older version offered it would have nothing to download\n`);
+    if (rolloutSettings(o)) {
+      const { body } = await client().request('GET', path('admin', 'firmware', cls, productHex, application, version, 'rollout'));
+      process.stderr.write(formatStartedRollout(body as Parameters<typeof formatStartedRollout>[0], [cls, productHex, application]));
+    }
   });
   firmware
     .command('revoke')

@@ -189,6 +189,34 @@ describe('fleet', () => {
     expect(factory.stderr).toBe('released 2025.12.01 without an image: devices that run it are told they are up to date; a device on an older version offered it would have nothing to download\n');
   });
 
+  it('firmware release with a rollout prints the rollout it made: reach, next step, when it pauses', async () => {
+    const manual = await fleet(['firmware', 'release', 'ctl', '0x00000045', 'ctl', '2026.03.01', '--url', 'https://fw.test/3.bin', '--rollout-percent', '10', '--rollout-groups', 'beta']);
+    expect(manual.code).toBe(0);
+    expect(JSON.parse(manual.stdout)).toMatchObject({ version: '2026.03.01', url: 'https://fw.test/3.bin' });
+    expect(manual.stderr).toBe(
+      [
+        'rollout of 2026.03.01: ACTIVE at 10 %, offered to 10 % of devices (a stable share by UUID) and groups beta',
+        '  next step: by hand, no schedule: fleet rollout set ctl 0x00000045 ctl 2026.03.01 --percent <n>; fleet rollout end ctl 0x00000045 ctl 2026.03.01 releases it to every device',
+        '  pauses by itself when failed installs reach 20 % of at least 5 outcomes (fleet rollout show ctl 0x00000045 ctl 2026.03.01)',
+        '',
+      ].join('\n'),
+    );
+    // A schedule: the next step is the next percentage, one interval after the rollout was made.
+    heldAt = Date.parse('2026-05-01T10:00:00Z');
+    const stepped = await fleet(['firmware', 'release', 'ctl', '0x00000045', 'ctl', '2026.04.01', '--url', 'https://fw.test/4.bin', '--rollout-percent', '10', '--rollout-step-percent', '15', '--rollout-step-every', '86400', '--error-threshold', '30']);
+    expect(stepped.code).toBe(0);
+    expect(stepped.stderr).toBe(
+      [
+        'rollout of 2026.04.01: ACTIVE at 10 %, offered to 10 % of devices (a stable share by UUID)',
+        '  next step: 25 % at 2026-05-02T10:00:00.000Z (+15 % every 86400 s until 100 %)',
+        '  pauses by itself when failed installs reach 30 % of at least 5 outcomes (fleet rollout show ctl 0x00000045 ctl 2026.04.01)',
+        '',
+      ].join('\n'),
+    );
+    const groupsOnly = await fleet(['firmware', 'release', 'ctl', '0x00000046', 'ctl', '2026.04.01', '--url', 'https://fw.test/5.bin', '--rollout-groups', 'beta']);
+    expect(groupsOnly.stderr).toMatch(/^rollout of 2026\.04\.01: ACTIVE at 0 %, offered to groups beta\n/);
+  });
+
   it('device enroll from a PEM file, list and remove', async () => {
     const pemFile = join(dir, 'dev.pem');
     writeFileSync(pemFile, generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).publicKey.export({ type: 'spki', format: 'pem' }));

@@ -157,6 +157,27 @@ export function formatRollout(r: RolloutView): string {
   ].join('\n') + '\n';
 }
 
+/**
+ * The rollout a release just started (`fleet firmware release … --rollout-percent 10`): whom it reaches,
+ * its next step (the schedule counts from its last change, its creation here), and when it pauses by itself.
+ */
+export function formatStartedRollout(r: RolloutView, track: [string, string, string]): string {
+  const reach = [r.percent > 0 || r.groups.length === 0 ? `${r.percent} % of devices (a stable share by UUID)` : '', r.groups.length ? `groups ${r.groups.join(', ')}` : ''].filter(Boolean).join(' and ');
+  const release = `${track.join(' ')} ${r.version}`;
+  let next: string;
+  if (r.effective_percent >= 100) next = 'none: it reaches every device';
+  else if (r.step_percent && r.step_every_seconds) {
+    const stepsDone = Math.floor((r.effective_percent - r.percent) / r.step_percent);
+    const at = new Date(Date.parse(r.updated_at) + (stepsDone + 1) * r.step_every_seconds * 1000).toISOString();
+    next = `${Math.min(100, r.effective_percent + r.step_percent)} % at ${at} (+${r.step_percent} % every ${r.step_every_seconds} s until 100 %)`;
+  } else next = `by hand, no schedule: fleet rollout set ${release} --percent <n>; fleet rollout end ${release} releases it to every device`;
+  return [
+    `rollout of ${r.version}: ${r.state.toUpperCase()} at ${r.effective_percent} %, offered to ${reach}`,
+    `  next step: ${next}`,
+    `  pauses by itself when failed installs reach ${r.error_threshold_percent} % of at least ${r.min_reports} outcomes (fleet rollout show ${release})`,
+  ].join('\n') + '\n';
+}
+
 /** `--health-margin`: a number of unexpected reboots per 1,000 device-hours, or `off` (kept as the word: commander turns a null into ''). */
 function healthMargin(value: string): number | 'off' {
   if (value === 'off') return value;
