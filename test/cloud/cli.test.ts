@@ -148,7 +148,15 @@ describe('fleet', () => {
     expect(json.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-2']);
     const stragglers = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--version', '2031.10.01', '--not-backed-up-days', '7', '--json'])).stdout);
     expect(stragglers.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-1']);
-    // The README's stragglers: not seen OR not backed up with --any; both without it, as the help says.
+    const show = await fleet(['device', 'show', 'inv-cli-1']);
+    expect(show.stdout).toMatch(/^device inv-cli-1  \(panel inv-cli-1\)\n[\s\S]*last check   \S+  2031\.10\.01 on ctl\/0x00000043\/ctl\n/);
+    const bad = await fleet(['device', 'list', '--version', '2031.1.1']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/400 invalid_query/);
+  });
+
+  it('device list --any: the README\'s stragglers, not seen or not backed up; both without it, as the help says', async () => {
+    // inv-cli-1 checked just now, inv-cli-2 never; neither has a backup (the test above).
     const both = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--not-seen-days', '1', '--not-backed-up-days', '7', '--json'])).stdout);
     expect(both.devices.map((d: any) => d.uuid)).toEqual(['inv-cli-2']);
     const either = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--not-seen-days', '1', '--not-backed-up-days', '7', '--any', '--json'])).stdout);
@@ -159,11 +167,6 @@ describe('fleet', () => {
     const anyAlone = await fleet(['device', 'list', '--any']);
     expect(anyAlone.code).toBe(2);
     expect(anyAlone.stderr).toMatch(/^error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap\n/);
-    const show = await fleet(['device', 'show', 'inv-cli-1']);
-    expect(show.stdout).toMatch(/^device inv-cli-1  \(panel inv-cli-1\)\n[\s\S]*last check   \S+  2031\.10\.01 on ctl\/0x00000043\/ctl\n/);
-    const bad = await fleet(['device', 'list', '--version', '2031.1.1']);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/400 invalid_query/);
   });
 
   it('a refusal from the cloud exits 1 and prints the error code', async () => {
