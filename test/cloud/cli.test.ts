@@ -108,7 +108,7 @@ describe('fleet', () => {
     const args = ['ctl', '0x00000043', 'ctl', '2031.10.01'];
     const set = await fleet(['rollout', 'set', ...args, '--percent', '25', '--step-percent', '5', '--step-every', '3600']);
     expect(set.code).toBe(0);
-    expect(set.stdout).toMatch(/^rollout of 2031\.10\.01: ACTIVE at 25 %, \+5 % every 3600 s, groups beta\n  outcomes: 0 succeeded, 0 failed, 0 pending/);
+    expect(set.stdout).toMatch(/^rollout of 2031\.10\.01: ACTIVE at 25 %, \+5 % every 1 h, groups beta\n  outcomes: 0 succeeded, 0 failed, 0 pending/);
     // Who did it: the operator (--as, FLEET_OPERATOR), else the OS user at this host.
     expect((await fleet(['--as', 'alice', 'rollout', 'pause', ...args])).stdout).toMatch(/PAUSED at 25 %[\s\S]*paused: paused by alice/);
     expect(JSON.parse((await fleet(['rollout', 'show', ...args, '--json'])).stdout)).toMatchObject({ state: 'paused', percent: 25, groups: ['beta'] });
@@ -274,9 +274,11 @@ describe('fleet', () => {
       const timer = setTimeout(() => reject(new Error(`serve did not start: ${err}`)), 15_000);
       child.stderr.on('data', (c) => {
         err += c;
-        const m = /listening on (http:\/\/\S+)/.exec(err);
+        // The console's address follows, for an operator who just ran `npm start`.
+        const m = /listening on (http:\/\/\S+)[^\n]*\noperator console: (\S+) /.exec(err);
         if (m) {
           clearTimeout(timer);
+          expect(m[2]).toBe(`${m[1]}/console`);
           resolve(m[1]!);
         }
       });

@@ -5,6 +5,7 @@ import type { Static } from '@sinclair/typebox';
 import { InvalidArgumentError, type Command } from 'commander';
 import { LOW_HEAP_DEFAULT_BYTES } from '../../cloud/device-health/definitions.ts';
 import type { AuditList, Device, Rollout } from '../../cloud/schema/api.ts';
+import { scheduleText } from '../../cloud/ota/schedule-text.ts';
 import { path, type CloudClient } from '../client.ts';
 import { minute, printJson, table, wholeNumber } from '../cli/output.ts';
 import { healthLines } from './health.ts';
@@ -146,7 +147,7 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
 type RolloutView = Static<typeof Rollout>;
 
 export function formatRollout(r: RolloutView): string {
-  const schedule = r.step_percent ? `, +${r.step_percent} % every ${r.step_every_seconds} s` : '';
+  const schedule = scheduleText(r) ? `, ${scheduleText(r)}` : '';
   return [
     `rollout of ${r.version}: ${r.state.toUpperCase()} at ${r.effective_percent} %${schedule}${r.groups.length ? `, groups ${r.groups.join(', ')}` : ''}`,
     `  outcomes: ${r.outcomes.succeeded} succeeded, ${r.outcomes.failed} failed, ${r.outcomes.pending} pending (pauses at ${r.error_threshold_percent} % failed of at least ${r.min_reports})`,

@@ -33,7 +33,10 @@ export function serveCommand(program: Command): void {
       }
       const jwt = config.jwt.mode === 'hs256' ? `HS256 secret from ${config.jwt.secretSource}` : `JWKS ${config.jwt.jwksUrl}`;
       const listening = (url: string, storeKind: string) =>
-        process.stderr.write(`cloud listening on ${url} (store ${storeKind} ${config.databaseUrl}; JWT ${jwt}; ${config.workers} worker${config.workers === 1 ? '' : 's'})\n`);
+        process.stderr.write(
+          `cloud listening on ${url} (store ${storeKind} ${config.databaseUrl}; JWT ${jwt}; ${config.workers} worker${config.workers === 1 ? '' : 's'})\n` +
+            `operator console: ${url.replace(/\/$/, '')}/console (log in with a token from \`npx fleet token\`)\n`,
+        );
       const stop = stopSignal();
       if (config.workers > 1) {
         const { superviseWorkers } = await import('../../cloud/cluster/supervisor.ts');

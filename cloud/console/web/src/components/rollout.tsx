@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
 import type { Release, Rollout, Track } from '../types.ts';
 import { Action } from '../ui.tsx';
+import { scheduleText } from '../../../../ota/schedule-text.ts';
 
 export function RolloutCell({ track, release, reload }: { track: Pick<Track, 'class' | 'product_hex' | 'application'>; release: Release; reload: () => void }) {
   const r: Rollout | null = release.rollout;
@@ -20,7 +21,7 @@ export function RolloutCell({ track, release, reload }: { track: Pick<Track, 'cl
       <p>
         <strong class={`state ${r.state}`}>{r.state}</strong> at {r.effective_percent} %
         {r.groups.length > 0 ? <> + groups {r.groups.join(', ')}</> : null}
-        {r.step_percent ? <> (+{r.step_percent} % every {r.step_every_seconds} s)</> : null}
+        {scheduleText(r) ? <> ({scheduleText(r)})</> : null}
       </p>
       {r.paused_reason ? <p class="reason">{r.paused_reason}</p> : null}
       <form
