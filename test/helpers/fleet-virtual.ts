@@ -2,6 +2,7 @@
 // prints, one line per board (console pty, RFC 2217 URL, Ethernet address).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { FLEET_JS, ROOT } from './fleet-cli.ts';
 
 export const TWO_BOARD_RIG = join(ROOT, 'harness', 'rigs', 'two-board.json');
@@ -61,4 +62,17 @@ export function startVirtual(args: string[] = [TWO_BOARD_RIG, 'source']): Runnin
     },
   };
   return running;
+}
+
+/** One `fleet virtual` board for a whole test file: started before its tests, stopped (SIGINT) after them. */
+export function virtualBoardPerFile(args?: string[], id = 'source'): { readonly virtual: RunningVirtual; readonly board: VirtualBoardLine } {
+  const held = {} as { virtual: RunningVirtual; board: VirtualBoardLine };
+  beforeAll(async () => {
+    held.virtual = startVirtual(args);
+    held.board = await held.virtual.board(id);
+  }, 120_000);
+  afterAll(async () => {
+    await held.virtual?.stop('SIGINT');
+  });
+  return held;
 }

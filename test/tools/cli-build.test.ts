@@ -82,6 +82,27 @@ describe('the compiled command', () => {
     expect(cacheDir(ROOT).startsWith(join(ROOT, '.cache', 'cli'))).toBe(true);
   });
 
+  it('loads nothing heavy to start: the packages a command needs load inside that command', async () => {
+    // The static import graph of tools/fleet.ts, as esbuild resolves it (dynamic imports not followed).
+    const esbuild = await import('esbuild');
+    const { metafile } = await esbuild.build({ entryPoints: [join(ROOT, 'tools', 'fleet.ts')], absWorkingDir: ROOT, bundle: true, platform: 'node', format: 'esm', packages: 'external', write: false, metafile: true, outdir: join(tmpdir(), 'cli-graph'), splitting: true, logLevel: 'silent' });
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const i of metafile.inputs[file]?.imports ?? []) {
+        if (i.kind !== 'import-statement') continue;
+        if (i.external) packages.add(i.path);
+        else visit(i.path);
+      }
+    };
+    visit('tools/fleet.ts');
+    const heavy = ['express', '@sinclair/typebox', 'ajv', 'jose', 'serialport', '@grpc/grpc-js', 'pg', 'better-sqlite3', 'mqtt', 'aedes', 'esptool-js', 'pino', 'preact', 'tsx'];
+    expect([...packages].filter((p) => heavy.some((h) => p === h || p.startsWith(`${h}/`)))).toEqual([]);
+    expect(packages.has('commander')).toBe(true);
+  });
+
   it('answers --version with the package version, from its build', () => {
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     expect(execFileSync(process.execPath, [FLEET_JS, '--version'], { cwd: ROOT, encoding: 'utf8' })).toBe(`${version}\n`);

@@ -2,21 +2,12 @@
 // standard input is not a quit; it writes the board's lines as they come and runs until SIGINT or
 // SIGTERM, --timeout, or --until (exit 0 on a matching line, 1 when the time-out comes first).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FLEET_JS, ROOT, runFleet } from '../helpers/fleet-cli.ts';
-import { startVirtual, type RunningVirtual, type VirtualBoardLine } from '../helpers/fleet-virtual.ts';
+import { virtualBoardPerFile } from '../helpers/fleet-virtual.ts';
 
 const BOOT_LINE = /^LOG INFO boot: controller 5c0e1a00-0000-4000-8000-000000000001 firmware \S+ \(debug\)$/m;
-let virtual: RunningVirtual;
-let board: VirtualBoardLine;
-
-beforeAll(async () => {
-  virtual = startVirtual();
-  board = await virtual.board('source');
-}, 120_000);
-afterAll(async () => {
-  await virtual?.stop('SIGINT');
-});
+const held = virtualBoardPerFile();
 
 interface Monitor {
   child: ChildProcess;
@@ -29,7 +20,7 @@ interface Monitor {
 /** A monitor whose standard input is /dev/null ('ignore') or a pipe closed at once ('closed'). */
 function monitor(args: string[], stdin: 'ignore' | 'closed'): Monitor {
   const t0 = Date.now();
-  const child = spawn(process.execPath, [FLEET_JS, 'monitor', '-p', board.rfc2217, '--no-colour', ...args], { cwd: ROOT, stdio: [stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [FLEET_JS, 'monitor', '-p', held.board.rfc2217, '--no-colour', ...args], { cwd: ROOT, stdio: [stdin === 'ignore' ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
   if (stdin === 'closed') child.stdin!.end();
   let out = '';
   let err = '';
@@ -53,7 +44,7 @@ function monitor(args: string[], stdin: 'ignore' | 'closed'): Monitor {
 
 /** Reboots the board through its other port (the console's pseudo-terminal), as a CI step would. */
 async function rebootBoard(): Promise<void> {
-  const r = await runFleet(['console', '-p', board.console, 'reboot']);
+  const r = await runFleet(['console', '-p', held.board.console, 'reboot']);
   expect(r.stdout).toBe('OK {"rebooting":true}\n');
 }
 
@@ -98,7 +89,7 @@ describe('fleet monitor without a terminal', () => {
   });
 
   it('a bad --until is a usage error', async () => {
-    const r = await runFleet(['monitor', '-p', board.rfc2217, '--until', '(']);
+    const r = await runFleet(['monitor', '-p', held.board.rfc2217, '--until', '(']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("option '--until <regex>' argument '(' is invalid. not a regular expression");
   });
