@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-image.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { appDescriptorOfImage } from '../firmware/image/app-desc.ts';
-import { locateSdk, SdkSetupError } from '../tools/moddable/sdk.ts';
+import { locateSdk, SdkSetupError } from '../firmware/toolchain/sdk-location.ts';
 import type { BoardSpec, RigSpec } from './rig.ts';
 import type { BenchImage } from './serial-board.ts';
 

@@ -7,38 +7,23 @@
 //
 //   npx tsx tools/moddable/sdk.ts          builds the tools if the cache lacks them; prints where they are
 // Exit codes: 0 ready, 1 the SDK's tools failed to build, 4 a prerequisite or the SDK is missing.
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runStep, tail } from './process.ts';
+import { locateSdk, SdkSetupError, type SdkSource } from '../../firmware/toolchain/sdk-location.ts';
+
+// Where the SDK is found lives below the tools, for the harness too (firmware/toolchain/sdk-location.ts).
+export { locateSdk, SdkSetupError, SHARED_SDK, sdkIdentity, type SdkSource } from '../../firmware/toolchain/sdk-location.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-/** The fallback when $MODDABLE is not set: an SDK beside the repository, where one is. */
-export const SHARED_SDK = resolve(REPO_ROOT, '..', 'shared', 'moddable-sdk');
 /** The tools a firmware build needs, in `build/bin/lin/release` of the SDK copy. */
 export const SDK_TOOLS = ['xsc', 'xsid', 'xsl', 'mcconfig', 'mcrez'] as const;
-
-/** Something the build cannot go on without; `exitCode` 4 is the CLI's "bad configuration". */
-export class SdkSetupError extends Error {
-  override name = 'SdkSetupError';
-  readonly exitCode = 4;
-}
 
 /** A step of the SDK's own build failed; the message carries the end of its output. */
 export class SdkBuildError extends Error {
   override name = 'SdkBuildError';
   readonly exitCode = 1;
-}
-
-export interface SdkSource {
-  /** The SDK folder as found (read-only as far as we are concerned). */
-  root: string;
-  from: 'MODDABLE' | '../shared/moddable-sdk';
-  /** The SDK's release, e.g. 8.2.3 (its SNAPSHOT.md tag or `git describe`), or "unknown". */
-  version: string;
-  /** The commit it was taken from, or a digest of its tools' sources when it names none. */
-  commit: string;
 }
 
 export interface SdkTools {
@@ -53,84 +38,6 @@ export interface SdkTools {
   seconds: number;
 }
 
-const REQUIRED_FILES = ['tools/mcconfig.js', 'xs/makefiles/lin/xsl.mk', 'build/makefiles/lin/tools.mk'];
-
-/**
- * The one place that finds the Moddable SDK (the firmware build, its tests, the bench report): $MODDABLE
- * when set, else `fallback` (../shared/moddable-sdk) when it exists. Without either it throws, naming
- * the variable to set.
- */
-export function locateSdk(env: NodeJS.ProcessEnv = process.env, fallback = SHARED_SDK): SdkSource {
-  const given = env.MODDABLE;
-  const from = given ? 'MODDABLE' : '../shared/moddable-sdk';
-  const root = given ? resolve(given) : fallback;
-  if (given && !isAbsolute(given)) throw new SdkSetupError(`MODDABLE must be an absolute path (the SDK's makefiles refuse a relative one): ${given}`);
-  if (!existsSync(root)) {
-    throw new SdkSetupError(
-      given
-        ? `MODDABLE=${given} does not exist: point it at a Moddable SDK 8.2.3 checkout`
-        : `The Moddable SDK was not found: set MODDABLE to the root of a Moddable SDK 8.2.3 checkout (as the SDK's own tools expect), or put one at ${fallback}`,
-    );
-  }
-  const missing = REQUIRED_FILES.filter((f) => !existsSync(join(root, f)));
-  if (missing.length > 0) throw new SdkSetupError(`${root} is not a Moddable SDK: ${missing.join(', ')} missing`);
-  return { root, from, ...sdkIdentity(root) };
-}
-
-/** The version and commit of an SDK folder: its SNAPSHOT.md, else git, else a digest of its sources. */
-export function sdkIdentity(root: string): { version: string; commit: string } {
-  const snapshot = join(root, 'SNAPSHOT.md');
-  if (existsSync(snapshot)) {
-    const text = readFileSync(snapshot, 'utf8');
-    const version = /tag `([^`]+)`/.exec(text)?.[1];
-    const commit = /commit ([0-9a-f]{40})/.exec(text)?.[1];
-    if (version && commit) return { version, commit };
-  }
-  if (existsSync(join(root, '.git'))) {
-    const head = readGitHead(root);
-    if (head) return { version: readGitTag(root, head) ?? 'git', commit: head };
-  }
-  return { version: 'unknown', commit: digestSources(root) };
-}
-
-function readGitHead(root: string): string | undefined {
-  try {
-    const head = readFileSync(join(root, '.git', 'HEAD'), 'utf8').trim();
-    if (/^[0-9a-f]{40}$/.test(head)) return head;
-    const ref = /^ref: (.+)$/.exec(head)?.[1];
-    if (!ref) return undefined;
-    const loose = join(root, '.git', ref);
-    if (existsSync(loose)) return readFileSync(loose, 'utf8').trim();
-    const packed = readFileSync(join(root, '.git', 'packed-refs'), 'utf8');
-    return new RegExp(`^([0-9a-f]{40}) ${ref.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm').exec(packed)?.[1];
-  } catch {
-    return undefined;
-  }
-}
-
-function readGitTag(root: string, commit: string): string | undefined {
-  try {
-    const packed = readFileSync(join(root, '.git', 'packed-refs'), 'utf8');
-    return new RegExp(`^${commit} refs/tags/(.+)$`, 'm').exec(packed)?.[1];
-  } catch {
-    return undefined;
-  }
-}
-
-/** A digest of the names, sizes and modification times under xs/ and tools/: what the tools are built from. */
-function digestSources(root: string): string {
-  const hash = createHash('sha256');
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const path = join(dir, name);
-      const st = statSync(path);
-      if (st.isDirectory()) walk(path);
-      else hash.update(`${path.slice(root.length)}\0${st.size}\0${st.mtimeMs}\n`);
-    }
-  };
-  for (const top of ['xs', 'tools', 'build/makefiles']) if (existsSync(join(root, top))) walk(join(root, top));
-  return hash.digest('hex');
-}
 
 export interface Prerequisite {
   what: string;
