@@ -173,16 +173,47 @@ function waitForListening(child: ChildProcess, what: string): Promise<Child> {
   });
 }
 
-function startCloud(env: Record<string, string>, nodeArgs: string[] = [], workers = WORKERS): Promise<Child> {
-  const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
-    env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', WORKERS: String(workers), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/**
+ * Every child this run started and not yet stopped, and its PostgreSQL server: on SIGINT or SIGTERM
+ * they are stopped (and the work folder removed) before this process exits. A SIGKILL of this process
+ * leaves the server to its watchdog (tools/postgres-server.ts).
+ */
+const live = new Set<ChildProcess>();
+let onInterrupt: (() => void) | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    err(`${signal}: stopping the servers this run started`);
+    // Every process of each (a serve's workers, a baseline's), at once: the run is over.
+    for (const pid of [...live].flatMap((c) => (c.pid === undefined ? [] : treePids(c.pid)))) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    onInterrupt?.();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
   });
+}
+
+function track(child: ChildProcess): ChildProcess {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+function startCloud(env: Record<string, string>, nodeArgs: string[] = [], workers = WORKERS): Promise<Child> {
+  const child = track(
+    spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
+      env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', WORKERS: String(workers), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   return waitForListening(child, 'the cloud');
 }
 
 function startBaseline(mode: 'bare-ingest' | 'fair-ingest' | 'fair-health' | 'bare-ota' | 'fair-storm', extra: string[] = [], nodeArgs: string[] = [], workers = WORKERS): Promise<Child> {
-  const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, '--import', TSX, BASELINE, '--mode', mode, '--workers', String(workers), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, '--import', TSX, BASELINE, '--mode', mode, '--workers', String(workers), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }));
   return waitForListening(child, `the ${mode} baseline`);
 }
 
@@ -736,6 +767,13 @@ async function main(): Promise<void> {
   /** The storm ratios, printed last with the ingest's. */
   const ratios: string[] = [];
   let pgServer: PostgresServer | undefined;
+  onInterrupt = () => {
+    try {
+      pgServer?.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
   const [l1, l5, l15] = loadavg();
   process.stdout.write(`machine: ${availableParallelism()} cores available to node, load average ${l1!.toFixed(2)} ${l5!.toFixed(2)} ${l15!.toFixed(2)} at the start; every server on ${procs(WORKERS)}${ONLY.has('postgres') ? `, each of the ${PG_INSTANCES} PostgreSQL instances on ${procs(PG_WORKERS)}` : ''}\n`);
   try {
