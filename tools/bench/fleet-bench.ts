@@ -20,7 +20,7 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -271,6 +271,8 @@ interface StormCosts {
   /** From the first arrival to the last device done (the profiles' clock). */
   window: ProfileWindow;
   cloudCpuS: number;
+  /** The PostgreSQL server's (postmaster and backends), when the store is one. */
+  pgCpuS?: number;
   simCpuS: number;
   machineBusy: number;
   rssPeakBytes: number;
@@ -287,14 +289,14 @@ async function storm(
   store: string,
   dir: string,
   during?: () => Promise<void>,
-  opts: { workers?: number; what?: string } = {},
+  opts: { workers?: number; what?: string; postmasterPid?: number } = {},
 ): Promise<{ line: string; seconds: number; costs: StormCosts; simProfile?: string; perfLines: string[] }> {
   const workers = opts.workers ?? WORKERS;
   const what = opts.what ?? store;
   let costs: StormCosts | undefined;
   let perfStops: Promise<void>[] = [];
   let perfRecorders: { stop(): Promise<void> }[] = [];
-  let at0 = { cloud: 0, sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
+  let at0 = { cloud: 0, pg: 0, sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
   const peaks = clouds.map((c) => rssPeak(c.child.pid));
   const sim = new FleetSimulator({
     urls: clouds.map((c) => c.url),
@@ -310,6 +312,7 @@ async function storm(
       costs = {
         window: { fromUs: at0.us, toUs: profileClockUs() },
         cloudCpuS: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0) - at0.cloud,
+        ...(opts.postmasterPid !== undefined ? { pgCpuS: treeCpuSeconds(opts.postmasterPid) - at0.pg } : {}),
         simCpuS: (sim.user + sim.system) / 1e6,
         machineBusy: busyShare(at0.machine, machineCpu()),
         rssPeakBytes: peaks.reduce((a, p) => a + p.stop(), 0),
@@ -323,7 +326,7 @@ async function storm(
     const tag = what.replace(/[^a-z0-9]+/gi, '-');
     const perfFiles = { cloud: join(dir, `perf-storm-${tag}-cloud.data`), sim: join(dir, `perf-storm-${tag}-simulator.data`) };
     if (args.perf) perfRecorders = [recordPerf(clouds.flatMap((c) => treePids(c.child.pid!)), perfFiles.cloud), recordPerf([process.pid], perfFiles.sim)];
-    at0 = { cloud: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0), sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
+    at0 = { cloud: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0), pg: opts.postmasterPid !== undefined ? treeCpuSeconds(opts.postmasterPid) : 0, sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
     const { value: r, file } = await profiled(dir, `simulator-${tag}`, async () => {
       const running = sim.run();
       if (during) await during();
@@ -334,7 +337,7 @@ async function storm(
       [
         `-- ${what}, ${clouds.length} instance(s) of ${procs(workers)} (enrollment ${r.enrollSeconds.toFixed(1)} s, not counted)`,
         ...formatResult(r),
-        `storm CPU: cloud ${c.cloudCpuS.toFixed(1)} s (all its processes and threads), simulator ${c.simCpuS.toFixed(1)} s (this process: signing, blobs, HTTP client), machine ${(c.machineBusy * 100).toFixed(0)} % busy over ${r.stormSeconds.toFixed(1)} s`,
+        `storm CPU: cloud ${c.cloudCpuS.toFixed(1)} s (all its processes and threads), ${c.pgCpuS !== undefined ? `PostgreSQL server ${c.pgCpuS.toFixed(1)} s, ` : ''}simulator ${c.simCpuS.toFixed(1)} s (this process: signing, blobs, HTTP client), machine ${(c.machineBusy * 100).toFixed(0)} % busy over ${r.stormSeconds.toFixed(1)} s`,
         `service RSS peak during the storm: ${mb(c.rssPeakBytes)} (every process of the serve${clouds.length > 1 ? 's' : ''})`,
       ].join('\n') + '\n',
     );
@@ -722,11 +725,11 @@ const stormRatioLine = (store: string, instances: number, seconds: number, fairS
  * (baseline-server.ts --mode fair-storm): as many instances of as many processes as the cloud's, on
  * a fresh database of the same store. Its storm seconds.
  */
-async function fairStorm(dir: string, store: 'sqlite' | 'postgres', databaseUrls: string[], workers: number, manifest: string): Promise<number> {
+async function fairStorm(dir: string, store: 'sqlite' | 'postgres', databaseUrls: string[], workers: number, manifest: string, postmasterPid?: number): Promise<number> {
   const running: Child[] = [];
   try {
     for (const url of databaseUrls) running.push(await startBaseline('fair-storm', ['--database', url, '--manifest-file', manifest], [], workers));
-    const s = await storm(running, store, dir, undefined, { workers, what: `fair server, ${store}` });
+    const s = await storm(running, store, dir, undefined, { workers, what: `fair server, ${store}`, ...(postmasterPid !== undefined ? { postmasterPid } : {}) });
     for (const c of running) await stop(c);
     const said = running.flatMap((c) => c.said);
     if (said.length) process.stdout.write(said.join('\n') + '\n');
@@ -839,7 +842,8 @@ async function main(): Promise<void> {
           }
         }
       };
-      const s = await storm(instances, 'postgres', dir, deploy, { workers: PG_WORKERS });
+      const postmasterPid = Number(readFileSync(join(pgServer.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const s = await storm(instances, 'postgres', dir, deploy, { workers: PG_WORKERS, postmasterPid });
       for (const c of instances) await stop(c);
       summary.push(s.line, `service RSS peak (postgres storm, ${PG_INSTANCES} instances): ${mb(s.costs.rssPeakBytes)}`);
       process.stdout.write(
@@ -857,7 +861,7 @@ async function main(): Promise<void> {
         await admin.query('CREATE DATABASE fleet_fair');
         await admin.end();
         const fairUrl = pgServer.url.replace(/\/postgres$/, '/fleet_fair');
-        const fair = await fairStorm(dir, 'postgres', Array.from({ length: PG_INSTANCES }, () => fairUrl), PG_WORKERS, manifest);
+        const fair = await fairStorm(dir, 'postgres', Array.from({ length: PG_INSTANCES }, () => fairUrl), PG_WORKERS, manifest, postmasterPid);
         ratios.push(stormRatioLine('postgres', PG_INSTANCES, s.seconds, fair));
       }
     }
