@@ -42,7 +42,7 @@ const { values: args } = parseArgs({
   options: {
     devices: { type: 'string', default: '10000' },
     spread: { type: 'string', default: '0' },
-    duration: { type: 'string', default: '15' },
+    duration: { type: 'string', default: '20' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '5' },
@@ -66,7 +66,7 @@ if (args.help) {
     'usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--workers <n>] [--profile [--keep-profiles <dir>]] [--perf]\n' +
       '                           [--only sqlite,postgres,ingest,ota,health] [--store sqlite|postgres] [--postgres-instances 2] [--postgres-workers <n>] [--no-fair-storm]\n' +
       '                           (--postgres-workers: each instance\'s, default the workers over the instances; --no-fair-storm: no storm against the fair server)\n' +
-      '                           [--duration 15] [--rounds 5] [--connections 50] [--warmup 2] [--fair-hash-body]   (the ingest and OTA comparisons: each case\'s duration, in rounds)\n' +
+      '                           [--duration 20] [--rounds 5] [--connections 50] [--warmup 2] [--fair-hash-body]   (the ingest and OTA comparisons: each case\'s duration, in rounds)\n' +
       '                           [--sqlite-writer worker|inline|both|inline,worker,…]   (the SQLite store\'s upload writes)\n' +
       '  --store postgres --devices 100000: the large storm alone (docs/fleet-scale.md), not run in CI\n' +
       '  --profile: V8 CPU profiles of every process (JavaScript detail); --perf: Linux perf, CPU time of every thread by component\n',
