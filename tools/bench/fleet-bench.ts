@@ -394,7 +394,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 
 /**
  * The cases of one comparison, measured in turn, round after round (ROUNDS rounds of DURATION_S /
- * ROUNDS each, after a warm-up of each): the machine is shared and its load changes by the minute, so
+ * ROUNDS each, after a warm-up of each; every other round in the reverse order): the machine is shared and its load changes by the minute, so
  * a ratio is taken within each round (cases a few seconds apart) and the median of the rounds is
  * given. Besides the rate: the server's CPU per request (every process and thread of it) and this
  * process's (the load tool, and the signing of requests past the presigned ones), and how busy the
@@ -405,7 +405,11 @@ async function compare(cases: Case[]): Promise<Measured[]> {
   const acc = cases.map(() => ({ seconds: 0, requests: 0, bad: 0, cpu: 0, bench: 0, busy: 0, p50: [] as number[], p99: [] as number[], roundRps: [] as number[], windows: [] as ProfileWindow[], perf: [] as string[] }));
   const seconds = DURATION_S / ROUNDS;
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, c] of cases.entries()) {
+    // Alternating: every other round takes the cases in the reverse order (A B C, C B A, …), so that a
+    // load that grows or falls during a round does not always favour the same case.
+    const order = [...cases.entries()];
+    if (round % 2 === 1) order.reverse();
+    for (const [i, c] of order) {
       const a = acc[i]!;
       const fromUs = profileClockUs();
       const cpu0 = treeCpuSeconds(c.pid);
