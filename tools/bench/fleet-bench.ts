@@ -2,9 +2,12 @@
 //   1. a boot storm of N simulated devices (default 10,000, all at once) on one `fleet serve` (its
 //      WORKERS processes, default every core) with SQLite: the storm's time, the service's RSS peak and
 //      CPU, the simulator's own CPU (it shares the machine), SQLITE_BUSY met by the workers,
+//      then the same storm against the fair server (baseline-server.ts --mode fair-storm: node:http,
+//      each request's essential work on the same store, as many processes): the storm ratio,
 //   2. the same on PostgreSQL (a real server, started by tools/postgres-server.ts as for the store
 //      tests) with two `fleet serve` instances behind a small round-robin (in the simulator's client),
-//      while an appconfig deployment runs through one of them,
+//      sharing the cores (--postgres-workers, default the workers over the instances), while an
+//      appconfig deployment runs through one of them; then the fair server's storm, as many instances,
 //   3. backup ingest against two baselines on the same number of processes (tools/bench/baseline-server.ts):
 //      a bare node:http reader of the same 64 KB bodies, and the fair limit, a node:http server doing
 //      the upload's essential work on the same store; same load tool (autocannon) and concurrency,
@@ -15,7 +18,8 @@
 //   6. with --profile, a CPU profile of every cloud process and of the simulator, summarised, and the
 //      ingest's CPU per upload by what it is spent on.
 // Cloud instances run as child processes (`fleet serve`); the simulator and the load tool in this one.
-// Ends with lines scripts can read: `boot storm: …`, `ingest ratio to fair limit: <r>`,
+// Ends with lines scripts can read: `boot storm: …`, `storm ratio store=<s> instances=<k> seconds=<x>
+// fair_seconds=<y> ratio=<x/y>`, `ingest ratio to fair limit: <median> (spread <min>-<max> over <n> rounds)`,
 // `ingest ratio to bare: <r>`, `ota ratio to bare: <r>`, `health ingest devices=<n> lost=<n> ratio_to_fair_limit=<r>`.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
