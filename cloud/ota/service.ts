@@ -103,6 +103,12 @@ export class OtaService {
   private readonly answers: ByteBudgetLru<CachedAnswer>;
   /** Bumped by invalidate(): a load that started before it must not put its releases in the cache. */
   private generation = 0;
+  /**
+   * The track loads under way, by track, with the generation each started in: checks that miss the
+   * cache while one is under way wait for it instead of reading the store again (a boot storm's
+   * thousands of first checks are one read, not thousands queued at the store's gate: docs/fleet-scale.md).
+   */
+  private readonly loading = new Map<string, { generation: number; promise: Promise<CachedTrack> }>();
   /** Told of every check that carries a valid X-Device-UUID and a current_version. */
   onCheck: ((seen: OtaCheckSeen) => void) | undefined;
 
@@ -221,10 +227,22 @@ export class OtaService {
     this.log.warning('device on a revoked version with nothing newer released', details);
   }
 
-  private async load(track: ReleaseTrack): Promise<CachedTrack> {
+  private load(track: ReleaseTrack): Promise<CachedTrack> {
     const key = trackKey(track);
     const hit = this.tracks.get(key);
-    if (hit && this.now() - hit.loadedAtMs < this.ttlMs) return hit;
+    if (hit && this.now() - hit.loadedAtMs < this.ttlMs) return Promise.resolve(hit);
+    // A load that started before an invalidation is not shared: it may hold what was changed since.
+    const under = this.loading.get(key);
+    if (under && under.generation === this.generation) return under.promise;
+    const generation = this.generation;
+    const promise = this.read(key, track).finally(() => {
+      if (this.loading.get(key)?.promise === promise) this.loading.delete(key);
+    });
+    this.loading.set(key, { generation, promise });
+    return promise;
+  }
+
+  private async read(key: string, track: ReleaseTrack): Promise<CachedTrack> {
     const loadedAtMs = this.now();
     const generation = this.generation;
     const [releases, rollouts] = await Promise.all([this.store.listReleases(track), this.store.listRollouts(track)]);

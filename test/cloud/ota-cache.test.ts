@@ -8,13 +8,16 @@ import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
 const BUDGET = 16_384;
 let cloud: TestCloud;
 let listReleasesCalls = 0;
+/** While set, the store's release reads wait for it (a slow store, to overlap checks with a read). */
+let hold: Promise<void> | undefined;
 
 beforeAll(async () => {
   const store = new SqliteStore(':memory:');
   // Counting the real store's reads shows which checks the cache answered.
   const listReleases = store.listReleases.bind(store);
-  store.listReleases = (track) => {
+  store.listReleases = async (track) => {
     listReleasesCalls++;
+    if (hold) await hold;
     return listReleases(track);
   };
   cloud = await startTestCloud({ store, env: { OTA_CACHE_BYTES: String(BUDGET), OTA_CACHE_TTL_MS: '60000' } });
@@ -72,6 +75,37 @@ describe('OTA answer cache', () => {
     const reads = listReleasesCalls;
     for (let i = 0; i < 20; i++) expect((await get(`${path}&n=${i}`)).body.version).toBe('2026.02.01');
     expect(listReleasesCalls).toBe(reads);
+  });
+
+  it('checks that miss the cache while the track is read wait for that read (one store read for a storm of first checks)', async () => {
+    cloud.cloud.ota.invalidate();
+    let release!: () => void;
+    hold = new Promise((r) => (release = r));
+    const reads = listReleasesCalls;
+    const checks = Array.from({ length: 50 }, (_, i) => cloud.cloud.ota.check('ctl', '0x0A0B0C0D', 'ctl', i % 2 ? '2026.01.01' : '2026.02.01'));
+    await new Promise((r) => setTimeout(r, 20));
+    release();
+    hold = undefined;
+    const answers = await Promise.all(checks);
+    expect(listReleasesCalls - reads).toBe(1);
+    // The same answers as one by one: an update for 2026.01.01, the same one each time.
+    expect(new Set(answers.filter((_, i) => i % 2).map((a) => `${a.status} ${a.body.toString()}`)).size).toBe(1);
+    expect(answers.filter((_, i) => i % 2).every((a) => a.status === 200)).toBe(true);
+  });
+
+  it('a read under way when the track changes is not shared with checks after the change', async () => {
+    cloud.cloud.ota.invalidate();
+    let release!: () => void;
+    hold = new Promise((r) => (release = r));
+    const reads = listReleasesCalls;
+    const before = cloud.cloud.ota.check('ctl', '0x0A0B0C0D', 'ctl', '2026.01.01');
+    await new Promise((r) => setTimeout(r, 5));
+    cloud.cloud.ota.invalidate();
+    const after = cloud.cloud.ota.check('ctl', '0x0A0B0C0D', 'ctl', '2026.01.01');
+    release();
+    hold = undefined;
+    await Promise.all([before, after]);
+    expect(listReleasesCalls - reads).toBe(2);
   });
 
   it('does not cache a 400 (invalid input never enters the cache)', async () => {

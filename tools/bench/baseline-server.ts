@@ -11,7 +11,15 @@
 //   fair-health  the same for a health report (docs/device-health.md): the body read and parsed as
 //                JSON, the device, the window, the signature, the nonce, then the report stored (the
 //                store's one transaction), without the cloud's checks of its shape;
-//   bare-ota     answers every GET with the same precomputed manifest bytes.
+//   bare-ota     answers every GET with the same precomputed manifest bytes;
+//   fair-storm   what a booting device of the fleet simulator asks (tools/simulate/engine.ts), each with
+//                its essential work on the same store and nothing else, so that the same simulator runs
+//                the same boot storm against it (docs/fleet-scale.md, the storm ratio): the OTA check
+//                answered with the manifest bytes (--manifest-file, as the cloud's answer cache does), a
+//                push as fair-ingest, a push with If-None-Match equal to the stored ETag authenticated
+//                (signature, nonce) and its body read away, then 304; and, outside the storm's time,
+//                the enrollment (PUT /admin/devices/{uuid}: the key parsed, the device stored; no admin
+//                token checked) and the verification's signed GET of a device's backup.
 // Prints `baseline listening on http://…` once every process listens; SIGTERM stops it.
 import cluster from 'node:cluster';
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
@@ -32,16 +40,16 @@ const { values: o } = parseArgs({
     'window-seconds': { type: 'string', default: '300' },
   },
 });
-const MODES = ['bare-ingest', 'fair-ingest', 'fair-health', 'bare-ota'] as const;
+const MODES = ['bare-ingest', 'fair-ingest', 'fair-health', 'bare-ota', 'fair-storm'] as const;
 type Mode = (typeof MODES)[number];
 const mode = o.mode as Mode;
 if (!MODES.includes(mode)) throw new Error(`--mode must be one of ${MODES.join(', ')}, not ${JSON.stringify(o.mode)}`);
 const workers = Number(o.workers);
 if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be a whole number from 1, not ${JSON.stringify(o.workers)}`);
 /** The fair limits do their work on the cloud's store. */
-const USES_STORE = mode === 'fair-ingest' || mode === 'fair-health';
+const USES_STORE = mode === 'fair-ingest' || mode === 'fair-health' || mode === 'fair-storm';
 if (USES_STORE && !o.database) throw new Error(`--mode ${mode} needs --database (a DATABASE_URL)`);
-if (mode === 'bare-ota' && !o['manifest-file']) throw new Error('--mode bare-ota needs --manifest-file');
+if ((mode === 'bare-ota' || mode === 'fair-storm') && !o['manifest-file']) throw new Error(`--mode ${mode} needs --manifest-file`);
 
 const STORED = Buffer.from(JSON.stringify({ message: 'Backup stored', last_backup_date: new Date().toISOString() }));
 const REFUSED = Buffer.from(JSON.stringify({ error: 'unauthorized' }));
@@ -84,36 +92,98 @@ function bareOta(): (req: IncomingMessage, res: ServerResponse) => void {
   return (_req, res) => answer(res, 200, manifest);
 }
 
+/** Parsed device keys of this process, by device, with the PEM each stands for (as the cloud's cache). */
+const keys = new Map<string, { pem: string; key: KeyObject }>();
+const windowMs = Number(o['window-seconds']) * 1000;
+
+/**
+ * A signed request's essential authentication: the device looked up, the timestamp window, the P-256
+ * signature verified on libuv's pool (as the cloud does), the nonce inserted. False when refused.
+ */
+async function authenticated(store: CloudStore, req: IncomingMessage): Promise<boolean> {
+  const uuid = req.headers['x-device-uuid'] as string;
+  const nonceB64 = req.headers['x-device-nonce'] as string;
+  const timestamp = req.headers['x-device-timestamp'] as string;
+  const signature = Buffer.from(req.headers['x-device-signature'] as string, 'base64');
+  const device = await store.getDevice(uuid);
+  const nowMs = Date.now();
+  const ts = Date.parse(timestamp);
+  if (!device || !(Math.abs(nowMs - ts) <= windowMs)) return false;
+  let cached = keys.get(uuid);
+  if (!cached || cached.pem !== device.publicKeyPem) {
+    cached = { pem: device.publicKeyPem, key: createPublicKey(device.publicKeyPem) };
+    keys.set(uuid, cached);
+  }
+  const nonce = Buffer.from(nonceB64, 'base64');
+  const message = Buffer.concat([nonce, Buffer.from(timestamp, 'utf8')]);
+  const ok = await new Promise<boolean>((resolve) => verify('sha256', message, { key: cached.key, dsaEncoding: 'der' }, signature, (err, v) => resolve(!err && v)));
+  return ok && (await store.recordNonce(uuid, nonceB64, ts + windowMs, nowMs));
+}
+
 /**
  * The essential work of a signed request around `write` (what is stored, and the answer): the body read
- * into one Buffer, the device looked up, the timestamp window, the P-256 signature verified on libuv's
- * pool (as the cloud does), the nonce inserted.
+ * into one Buffer, then the request authenticated (above).
  */
 function fairSigned(store: CloudStore, write: (uuid: string, body: Buffer, nowMs: number, req: IncomingMessage) => Promise<{ status: number; answer: Buffer }>) {
-  const windowMs = Number(o['window-seconds']) * 1000;
-  const keys = new Map<string, { pem: string; key: KeyObject }>();
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const uuid = req.headers['x-device-uuid'] as string;
-    const nonceB64 = req.headers['x-device-nonce'] as string;
-    const timestamp = req.headers['x-device-timestamp'] as string;
-    const signature = Buffer.from(req.headers['x-device-signature'] as string, 'base64');
     const body = await readBody(req);
     if (!body) return answer(res, 413, REFUSED);
-    const device = await store.getDevice(uuid);
-    const nowMs = Date.now();
-    const ts = Date.parse(timestamp);
-    if (!device || !(Math.abs(nowMs - ts) <= windowMs)) return answer(res, 401, REFUSED);
-    let cached = keys.get(uuid);
-    if (!cached || cached.pem !== device.publicKeyPem) {
-      cached = { pem: device.publicKeyPem, key: createPublicKey(device.publicKeyPem) };
-      keys.set(uuid, cached);
-    }
-    const nonce = Buffer.from(nonceB64, 'base64');
-    const message = Buffer.concat([nonce, Buffer.from(timestamp, 'utf8')]);
-    const ok = await new Promise<boolean>((resolve) => verify('sha256', message, { key: cached.key, dsaEncoding: 'der' }, signature, (err, v) => resolve(!err && v)));
-    if (!ok || !(await store.recordNonce(uuid, nonceB64, ts + windowMs, nowMs))) return answer(res, 401, REFUSED);
-    const written = await write(uuid, body, nowMs, req);
+    if (!(await authenticated(store, req))) return answer(res, 401, REFUSED);
+    const written = await write(req.headers['x-device-uuid'] as string, body, Date.now(), req);
     answer(res, written.status, written.answer);
+  };
+  return (req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res).catch(() => answer(res, 500, REFUSED));
+  };
+}
+
+/** An ETag header's value without its quotes. */
+const unquote = (v: string | undefined) => (v === undefined ? null : v.replace(/^W\//, '').replace(/^"|"$/g, ''));
+
+/** What a device of the fleet simulator asks, each with its essential work (fair-storm, above). */
+function fairStorm(store: CloudStore): (req: IncomingMessage, res: ServerResponse) => void {
+  const manifest = readFileSync(o['manifest-file']!);
+  const push = fairIngest(store);
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? '';
+    if (req.method === 'GET' && url.startsWith('/ota/')) return answer(res, 200, manifest);
+    const m = /^\/devices\/([^/?]+)\/backup$/.exec(url) ?? /^\/admin\/devices\/([^/?]+)$/.exec(url);
+    if (!m) return answer(res, 404, REFUSED);
+    const uuid = m[1]!;
+    if (url.startsWith('/admin/')) {
+      if (req.method !== 'PUT') return answer(res, 404, REFUSED);
+      const body = await readBody(req);
+      const pem = (JSON.parse(body!.toString('utf8')) as { public_key: string }).public_key;
+      const key = createPublicKey(pem);
+      await store.putDevice(uuid, pem, new Date().toISOString());
+      keys.set(uuid, { pem, key });
+      return answer(res, 201, STORED);
+    }
+    if (req.method === 'GET') {
+      if (!(await authenticated(store, req))) return answer(res, 401, REFUSED);
+      const backup = await store.getBackup(uuid);
+      if (!backup) return answer(res, 404, REFUSED);
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': backup.blob.length });
+      return void res.end(backup.blob);
+    }
+    if (req.method !== 'POST') return answer(res, 404, REFUSED);
+    const ifNoneMatch = unquote(req.headers['if-none-match']);
+    const etag = unquote(req.headers.etag);
+    if (ifNoneMatch !== null && etag !== null) {
+      // The 304 decided from the stored ETag; the body read away, never held; the request authenticated.
+      const stored = await store.getBackupMeta(uuid);
+      if (stored?.etag === ifNoneMatch) {
+        await new Promise<void>((resolve, reject) => {
+          req.on('data', () => undefined);
+          req.on('end', resolve);
+          req.on('error', reject);
+        });
+        if (!(await authenticated(store, req))) return answer(res, 401, REFUSED);
+        res.writeHead(304, { etag: `"${stored.etag}"` });
+        return void res.end();
+      }
+    }
+    push(req, res);
   };
   return (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch(() => answer(res, 500, REFUSED));
@@ -123,7 +193,7 @@ function fairSigned(store: CloudStore, write: (uuid: string, body: Buffer, nowMs
 function fairIngest(store: CloudStore): (req: IncomingMessage, res: ServerResponse) => void {
   return fairSigned(store, async (uuid, body, nowMs, req) => {
     if (o['hash-body']) createHash('sha256').update(body).digest('hex');
-    await store.putBackup(uuid, body, (req.headers.etag as string | undefined) ?? null, new Date(nowMs).toISOString());
+    await store.putBackup(uuid, body, unquote(req.headers.etag as string | undefined), new Date(nowMs).toISOString());
     return { status: 200, answer: STORED };
   });
 }
@@ -138,7 +208,8 @@ function fairHealth(store: CloudStore): (req: IncomingMessage, res: ServerRespon
 
 async function serveWorker(): Promise<import('node:http').Server> {
   const store = USES_STORE ? await openStore(o.database!, { workers }) : undefined;
-  const listener = mode === 'bare-ingest' ? bareIngest() : mode === 'bare-ota' ? bareOta() : mode === 'fair-health' ? fairHealth(store!) : fairIngest(store!);
+  const listener =
+    mode === 'bare-ingest' ? bareIngest() : mode === 'bare-ota' ? bareOta() : mode === 'fair-health' ? fairHealth(store!) : mode === 'fair-storm' ? fairStorm(store!) : fairIngest(store!);
   const server = createServer({ keepAliveTimeout: 65_000 }, listener);
   await new Promise<void>((r) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, r));
   process.once('SIGTERM', () => {

@@ -2,9 +2,12 @@
 //   1. a boot storm of N simulated devices (default 10,000, all at once) on one `fleet serve` (its
 //      WORKERS processes, default every core) with SQLite: the storm's time, the service's RSS peak and
 //      CPU, the simulator's own CPU (it shares the machine), SQLITE_BUSY met by the workers,
+//      then the same storm against the fair server (baseline-server.ts --mode fair-storm: node:http,
+//      each request's essential work on the same store, as many processes): the storm ratio,
 //   2. the same on PostgreSQL (a real server, started by tools/postgres-server.ts as for the store
 //      tests) with two `fleet serve` instances behind a small round-robin (in the simulator's client),
-//      while an appconfig deployment runs through one of them,
+//      sharing the cores (--postgres-workers, default the workers over the instances), while an
+//      appconfig deployment runs through one of them; then the fair server's storm, as many instances,
 //   3. backup ingest against two baselines on the same number of processes (tools/bench/baseline-server.ts):
 //      a bare node:http reader of the same 64 KB bodies, and the fair limit, a node:http server doing
 //      the upload's essential work on the same store; same load tool (autocannon) and concurrency,
@@ -15,12 +18,13 @@
 //   6. with --profile, a CPU profile of every cloud process and of the simulator, summarised, and the
 //      ingest's CPU per upload by what it is spent on.
 // Cloud instances run as child processes (`fleet serve`); the simulator and the load tool in this one.
-// Ends with lines scripts can read: `boot storm: …`, `ingest ratio to fair limit: <r>`,
+// Ends with lines scripts can read: `boot storm: …`, `storm ratio store=<s> instances=<k> seconds=<x>
+// fair_seconds=<y> ratio=<x/y>`, `ingest ratio to fair limit: <median> (spread <min>-<max> over <n> rounds)`,
 // `ingest ratio to bare: <r>`, `ota ratio to bare: <r>`, `health ingest devices=<n> lost=<n> ratio_to_fair_limit=<r>`.
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,14 +46,16 @@ const { values: args } = parseArgs({
   options: {
     devices: { type: 'string', default: '10000' },
     spread: { type: 'string', default: '0' },
-    duration: { type: 'string', default: '12' },
+    duration: { type: 'string', default: '20' },
     connections: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '2' },
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
     only: { type: 'string' },
     store: { type: 'string' },
     workers: { type: 'string', default: String(availableParallelism()) },
     'postgres-instances': { type: 'string', default: '2' },
+    'postgres-workers': { type: 'string' },
+    'no-fair-storm': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     perf: { type: 'boolean', default: false },
     deadline: { type: 'string', default: '900' },
@@ -62,8 +68,9 @@ const { values: args } = parseArgs({
 if (args.help) {
   process.stdout.write(
     'usage: npm run bench:fleet -- [--devices 10000] [--spread <s>] [--deadline 900] [--workers <n>] [--profile [--keep-profiles <dir>]] [--perf]\n' +
-      '                           [--only sqlite,postgres,ingest,ota,health] [--store sqlite|postgres] [--postgres-instances 2]\n' +
-      '                           [--duration 12] [--rounds 3] [--connections 50] [--warmup 2] [--fair-hash-body]   (the ingest and OTA comparisons: each case\'s duration, in rounds)\n' +
+      '                           [--only sqlite,postgres,ingest,ota,health] [--store sqlite|postgres] [--postgres-instances 2] [--postgres-workers <n>] [--no-fair-storm]\n' +
+      '                           (--postgres-workers: each instance\'s, default the workers over the instances; --no-fair-storm: no storm against the fair server)\n' +
+      '                           [--duration 20] [--rounds 5] [--connections 50] [--warmup 2] [--fair-hash-body]   (the ingest and OTA comparisons: each case\'s duration, in rounds)\n' +
       '                           [--sqlite-writer worker|inline|both|inline,worker,…]   (the SQLite store\'s upload writes)\n' +
       '  --store postgres --devices 100000: the large storm alone (docs/fleet-scale.md), not run in CI\n' +
       '  --profile: V8 CPU profiles of every process (JavaScript detail); --perf: Linux perf, CPU time of every thread by component\n',
@@ -80,6 +87,12 @@ const ROUNDS = wholeOption('rounds', args.rounds, 1);
 const DEADLINE_MS = wholeOption('deadline', args.deadline, 1) * 1000;
 const WORKERS = wholeOption('workers', args.workers, 1);
 const PG_INSTANCES = wholeOption('postgres-instances', args['postgres-instances'], 1);
+/**
+ * Workers of each PostgreSQL instance: the instances share this machine, so together they take its
+ * cores (docs/fleet-scale.md, sizing): the cores over the instances, at least 1, unless given.
+ */
+const PG_WORKERS = args['postgres-workers'] !== undefined ? wholeOption('postgres-workers', args['postgres-workers'], 1) : Math.max(1, Math.floor(WORKERS / PG_INSTANCES));
+const FAIR_STORM = !args['no-fair-storm'];
 if (args.perf && !perfAvailable()) {
   process.stderr.write('--perf: Linux perf is not installed here (apt-get install linux-perf)\n');
   process.exit(4);
@@ -164,16 +177,47 @@ function waitForListening(child: ChildProcess, what: string): Promise<Child> {
   });
 }
 
-function startCloud(env: Record<string, string>, nodeArgs: string[] = []): Promise<Child> {
-  const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
-    env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', WORKERS: String(WORKERS), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/**
+ * Every child this run started and not yet stopped, and its PostgreSQL server: on SIGINT or SIGTERM
+ * they are stopped (and the work folder removed) before this process exits. A SIGKILL of this process
+ * leaves the server to its watchdog (tools/postgres-server.ts).
+ */
+const live = new Set<ChildProcess>();
+let onInterrupt: (() => void) | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    err(`${signal}: stopping the servers this run started`);
+    // Every process of each (a serve's workers, a baseline's), at once: the run is over.
+    for (const pid of [...live].flatMap((c) => (c.pid === undefined ? [] : treePids(c.pid)))) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    onInterrupt?.();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
   });
+}
+
+function track(child: ChildProcess): ChildProcess {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+function startCloud(env: Record<string, string>, nodeArgs: string[] = [], workers = WORKERS): Promise<Child> {
+  const child = track(
+    spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
+      env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', WORKERS: String(workers), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   return waitForListening(child, 'the cloud');
 }
 
-function startBaseline(mode: 'bare-ingest' | 'fair-ingest' | 'fair-health' | 'bare-ota', extra: string[] = [], nodeArgs: string[] = []): Promise<Child> {
-  const child = spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, '--import', TSX, BASELINE, '--mode', mode, '--workers', String(WORKERS), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+function startBaseline(mode: 'bare-ingest' | 'fair-ingest' | 'fair-health' | 'bare-ota' | 'fair-storm', extra: string[] = [], nodeArgs: string[] = [], workers = WORKERS): Promise<Child> {
+  const child = track(spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, '--import', TSX, BASELINE, '--mode', mode, '--workers', String(workers), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }));
   return waitForListening(child, `the ${mode} baseline`);
 }
 
@@ -231,6 +275,8 @@ interface StormCosts {
   /** From the first arrival to the last device done (the profiles' clock). */
   window: ProfileWindow;
   cloudCpuS: number;
+  /** The PostgreSQL server's (postmaster and backends), when the store is one. */
+  pgCpuS?: number;
   simCpuS: number;
   machineBusy: number;
   rssPeakBytes: number;
@@ -242,11 +288,19 @@ function stormLine(store: string, instances: number, r: SimResult): string {
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 
-async function storm(clouds: Child[], store: string, dir: string, during?: () => Promise<void>): Promise<{ line: string; costs: StormCosts; simProfile?: string; perfLines: string[] }> {
+async function storm(
+  clouds: Child[],
+  store: string,
+  dir: string,
+  during?: () => Promise<void>,
+  opts: { workers?: number; what?: string; postmasterPid?: number } = {},
+): Promise<{ line: string; seconds: number; costs: StormCosts; simProfile?: string; perfLines: string[] }> {
+  const workers = opts.workers ?? WORKERS;
+  const what = opts.what ?? store;
   let costs: StormCosts | undefined;
   let perfStops: Promise<void>[] = [];
   let perfRecorders: { stop(): Promise<void> }[] = [];
-  let at0 = { cloud: 0, sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
+  let at0 = { cloud: 0, pg: 0, sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
   const peaks = clouds.map((c) => rssPeak(c.child.pid));
   const sim = new FleetSimulator({
     urls: clouds.map((c) => c.url),
@@ -262,6 +316,7 @@ async function storm(clouds: Child[], store: string, dir: string, during?: () =>
       costs = {
         window: { fromUs: at0.us, toUs: profileClockUs() },
         cloudCpuS: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0) - at0.cloud,
+        ...(opts.postmasterPid !== undefined ? { pgCpuS: treeCpuSeconds(opts.postmasterPid) - at0.pg } : {}),
         simCpuS: (sim.user + sim.system) / 1e6,
         machineBusy: busyShare(at0.machine, machineCpu()),
         rssPeakBytes: peaks.reduce((a, p) => a + p.stop(), 0),
@@ -269,13 +324,14 @@ async function storm(clouds: Child[], store: string, dir: string, during?: () =>
     },
   });
   try {
-    err(`${store}, ${clouds.length} instance(s) of ${procs(WORKERS)}: enrolling ${DEVICES} devices…`);
+    err(`${what}, ${clouds.length} instance(s) of ${procs(workers)}: enrolling ${DEVICES} devices…`);
     await sim.enroll();
-    err(`${store}: boot storm of ${DEVICES} devices${SPREAD_MS ? ` over ${SPREAD_MS / 1000} s` : ', all at once'}`);
-    const perfFiles = { cloud: join(dir, `perf-storm-${store}-cloud.data`), sim: join(dir, `perf-storm-${store}-simulator.data`) };
+    err(`${what}: boot storm of ${DEVICES} devices${SPREAD_MS ? ` over ${SPREAD_MS / 1000} s` : ', all at once'}`);
+    const tag = what.replace(/[^a-z0-9]+/gi, '-');
+    const perfFiles = { cloud: join(dir, `perf-storm-${tag}-cloud.data`), sim: join(dir, `perf-storm-${tag}-simulator.data`) };
     if (args.perf) perfRecorders = [recordPerf(clouds.flatMap((c) => treePids(c.child.pid!)), perfFiles.cloud), recordPerf([process.pid], perfFiles.sim)];
-    at0 = { cloud: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0), sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
-    const { value: r, file } = await profiled(dir, `simulator-${store}`, async () => {
+    at0 = { cloud: clouds.reduce((a, c) => a + treeCpuSeconds(c.child.pid), 0), pg: opts.postmasterPid !== undefined ? treeCpuSeconds(opts.postmasterPid) : 0, sim: process.cpuUsage(), machine: machineCpu(), us: profileClockUs() };
+    const { value: r, file } = await profiled(dir, `simulator-${tag}`, async () => {
       const running = sim.run();
       if (during) await during();
       return running;
@@ -283,22 +339,22 @@ async function storm(clouds: Child[], store: string, dir: string, during?: () =>
     const c = costs!;
     process.stdout.write(
       [
-        `-- ${store}, ${clouds.length} instance(s) of ${procs(WORKERS)} (enrollment ${r.enrollSeconds.toFixed(1)} s, not counted)`,
+        `-- ${what}, ${clouds.length} instance(s) of ${procs(workers)} (enrollment ${r.enrollSeconds.toFixed(1)} s, not counted)`,
         ...formatResult(r),
-        `storm CPU: cloud ${c.cloudCpuS.toFixed(1)} s (all its processes and threads), simulator ${c.simCpuS.toFixed(1)} s (this process: signing, blobs, HTTP client), machine ${(c.machineBusy * 100).toFixed(0)} % busy over ${r.stormSeconds.toFixed(1)} s`,
+        `storm CPU: cloud ${c.cloudCpuS.toFixed(1)} s (all its processes and threads), ${c.pgCpuS !== undefined ? `PostgreSQL server ${c.pgCpuS.toFixed(1)} s, ` : ''}simulator ${c.simCpuS.toFixed(1)} s (this process: signing, blobs, HTTP client), machine ${(c.machineBusy * 100).toFixed(0)} % busy over ${r.stormSeconds.toFixed(1)} s`,
         `service RSS peak during the storm: ${mb(c.rssPeakBytes)} (every process of the serve${clouds.length > 1 ? 's' : ''})`,
       ].join('\n') + '\n',
     );
     await Promise.all(perfStops);
     const perfLines = args.perf
       ? [
-          `-- CPU per device by component in the ${store} storm (perf; a device: its OTA check, push and 304 push, retries included): the cloud`,
+          `-- CPU per device by component in the ${what} storm (perf; a device: its OTA check, push and 304 push, retries included): the cloud`,
           ...formatPerf(summarizePerf([perfFiles.cloud]), r.devices, 'device'),
           `-- the same for the simulator (this process: ${r.devices} devices' signatures, blobs and HTTP client)`,
           ...formatPerf(summarizePerf([perfFiles.sim]), r.devices, 'device'),
         ]
       : [];
-    return { line: stormLine(store, clouds.length, r), costs: c, perfLines, ...(file ? { simProfile: file } : {}) };
+    return { line: stormLine(store, clouds.length, r), seconds: r.stormSeconds, costs: c, perfLines, ...(file ? { simProfile: file } : {}) };
   } finally {
     sim.close();
   }
@@ -342,7 +398,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 
 /**
  * The cases of one comparison, measured in turn, round after round (ROUNDS rounds of DURATION_S /
- * ROUNDS each, after a warm-up of each): the machine is shared and its load changes by the minute, so
+ * ROUNDS each, after a warm-up of each; every other round in the reverse order): the machine is shared and its load changes by the minute, so
  * a ratio is taken within each round (cases a few seconds apart) and the median of the rounds is
  * given. Besides the rate: the server's CPU per request (every process and thread of it) and this
  * process's (the load tool, and the signing of requests past the presigned ones), and how busy the
@@ -353,7 +409,11 @@ async function compare(cases: Case[]): Promise<Measured[]> {
   const acc = cases.map(() => ({ seconds: 0, requests: 0, bad: 0, cpu: 0, bench: 0, busy: 0, p50: [] as number[], p99: [] as number[], roundRps: [] as number[], windows: [] as ProfileWindow[], perf: [] as string[] }));
   const seconds = DURATION_S / ROUNDS;
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [i, c] of cases.entries()) {
+    // Alternating: every other round takes the cases in the reverse order (A B C, C B A, …), so that a
+    // load that grows or falls during a round does not always favour the same case.
+    const order = [...cases.entries()];
+    if (round % 2 === 1) order.reverse();
+    for (const [i, c] of order) {
       const a = acc[i]!;
       const fromUs = profileClockUs();
       const cpu0 = treeCpuSeconds(c.pid);
@@ -398,9 +458,18 @@ async function compare(cases: Case[]): Promise<Measured[]> {
   });
 }
 
+/** Each round's rate of a case divided by its baseline's in the same round. */
+const roundRatios = (of: Measured, to: Measured) => of.roundRps.map((r, i) => r / Math.max(1e-9, to.roundRps[i]!));
+
 /** The median over rounds of a case's rate divided by its baseline's in the same round. */
 function ratio(of: Measured, to: Measured): string {
-  return median(of.roundRps.map((r, i) => r / Math.max(1e-9, to.roundRps[i]!))).toFixed(2);
+  return median(roundRatios(of, to)).toFixed(2);
+}
+
+/** The same median with its spread: `<median> (spread <min>-<max> over <n> rounds)`. */
+function ratioWithSpread(of: Measured, to: Measured): string {
+  const rs = roundRatios(of, to);
+  return `${median(rs).toFixed(2)} (spread ${Math.min(...rs).toFixed(2)}-${Math.max(...rs).toFixed(2)} over ${rs.length} rounds)`;
 }
 
 /** node flags that make every process of a child write a CPU profile into `dir` when it exits. */
@@ -560,7 +629,7 @@ async function ingest(dir: string): Promise<string[]> {
       // The first writer is the configuration under test (--sqlite-writer); the others' ratios follow.
       const tag = i === 0 ? '' : ` (SQLite writer ${writer})`;
       ratios.push(
-        `ingest ratio to fair limit${tag}: ${ratio(c!, f!)}`,
+        `ingest ratio to fair limit${tag}: ${ratioWithSpread(c!, f!)}`,
         `ingest ratio to bare${tag}: ${ratio(c!, b!)}`,
         // Less sensitive to what else the shared machine runs than a rate: the CPU each spends per upload.
         `ingest CPU ratio to fair limit${tag} (its CPU per upload / the cloud's): ${(f!.cpuUsPerRequest / Math.max(1, c!.cpuUsPerRequest)).toFixed(2)}`,
@@ -649,6 +718,35 @@ async function onSeededCloud<T>(dir: string, name: string, run: (cloud: Child, r
   }
 }
 
+/** The manifest a seeded cloud answers the simulator's OTA check with, in a file (the fair storm answers it). */
+async function manifestFile(url: string, dir: string): Promise<string> {
+  const file = join(dir, 'storm-manifest.json');
+  writeFileSync(file, Buffer.from(await (await fetch(url + OTA_PATH)).arrayBuffer()));
+  return file;
+}
+
+const stormRatioLine = (store: string, instances: number, seconds: number, fairSeconds: number) =>
+  `storm ratio store=${store} instances=${instances} seconds=${seconds.toFixed(1)} fair_seconds=${fairSeconds.toFixed(1)} ratio=${(seconds / fairSeconds).toFixed(2)}`;
+
+/**
+ * The same storm (the same simulator, devices and options) against the fair server
+ * (baseline-server.ts --mode fair-storm): as many instances of as many processes as the cloud's, on
+ * a fresh database of the same store. Its storm seconds.
+ */
+async function fairStorm(dir: string, store: 'sqlite' | 'postgres', databaseUrls: string[], workers: number, manifest: string, postmasterPid?: number): Promise<number> {
+  const running: Child[] = [];
+  try {
+    for (const url of databaseUrls) running.push(await startBaseline('fair-storm', ['--database', url, '--manifest-file', manifest], [], workers));
+    const s = await storm(running, store, dir, undefined, { workers, what: `fair server, ${store}`, ...(postmasterPid !== undefined ? { postmasterPid } : {}) });
+    for (const c of running) await stop(c);
+    const said = running.flatMap((c) => c.said);
+    if (said.length) process.stdout.write(said.join('\n') + '\n');
+    return s.seconds;
+  } finally {
+    for (const c of running) await stop(c);
+  }
+}
+
 function ota(dir: string): Promise<string[]> {
   return onSeededCloud(dir, 'ota', async (cloud, running) => {
     const manifest = Buffer.from(await (await fetch(cloud.url + OTA_PATH)).arrayBuffer());
@@ -677,15 +775,25 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-bench-'));
   const children: Child[] = [];
   const summary: string[] = [];
+  /** The storm ratios, printed last with the ingest's. */
+  const ratios: string[] = [];
   let pgServer: PostgresServer | undefined;
+  onInterrupt = () => {
+    try {
+      pgServer?.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
   const [l1, l5, l15] = loadavg();
-  process.stdout.write(`machine: ${availableParallelism()} cores available to node, load average ${l1!.toFixed(2)} ${l5!.toFixed(2)} ${l15!.toFixed(2)} at the start; every server on ${procs(WORKERS)}\n`);
+  process.stdout.write(`machine: ${availableParallelism()} cores available to node, load average ${l1!.toFixed(2)} ${l5!.toFixed(2)} ${l15!.toFixed(2)} at the start; every server on ${procs(WORKERS)}${ONLY.has('postgres') ? `, each of the ${PG_INSTANCES} PostgreSQL instances on ${procs(PG_WORKERS)}` : ''}\n`);
   try {
     if (ONLY.has('sqlite')) {
       const profDir = join(dir, 'prof-sqlite');
       const one = await startCloud({ DATABASE_URL: sqliteUrl(join(dir, 'storm.sqlite')) }, profileArgs(profDir));
       children.push(one);
       await seedReleases(one.url);
+      const manifest = await manifestFile(one.url, dir);
       const s = await storm([one], 'sqlite', dir);
       await stop(one);
       summary.push(s.line, ...one.said.filter((l) => l.startsWith('stopped:')).map((l) => `sqlite storm, ${l}`), `service RSS peak (sqlite storm): ${mb(s.costs.rssPeakBytes)}`);
@@ -698,6 +806,10 @@ async function main(): Promise<void> {
           ...profileLines(s.simProfile ? [s.simProfile] : [], 'the simulator during the sqlite storm', s.costs.window),
         ].join('\n') + '\n',
       );
+      if (FAIR_STORM) {
+        const fair = await fairStorm(dir, 'sqlite', [sqliteUrl(join(dir, 'fair-storm.sqlite'))], WORKERS, manifest);
+        ratios.push(stormRatioLine('sqlite', 1, s.seconds, fair));
+      }
     }
     if (ONLY.has('postgres')) {
       err('starting PostgreSQL…');
@@ -710,11 +822,12 @@ async function main(): Promise<void> {
       const profDir = join(dir, 'prof-postgres');
       const instances: Child[] = [];
       for (let i = 0; i < PG_INSTANCES; i++) {
-        const c = await startCloud({ DATABASE_URL: dbUrl }, profileArgs(profDir));
+        const c = await startCloud({ DATABASE_URL: dbUrl }, profileArgs(profDir), PG_WORKERS);
         children.push(c);
         instances.push(c);
       }
       await seedReleases(instances[0]!.url);
+      const manifest = await manifestFile(instances[0]!.url, dir);
       // A deployment during the storm: written through one instance, picked up by every worker of each.
       // The admin calls share this process with the simulator and the cloud with the storm: under
       // overload they may be refused (408, 503); retried a few times, and a failure is reported, not fatal.
@@ -737,7 +850,8 @@ async function main(): Promise<void> {
           }
         }
       };
-      const s = await storm(instances, 'postgres', dir, deploy);
+      const postmasterPid = Number(readFileSync(join(pgServer.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const s = await storm(instances, 'postgres', dir, deploy, { workers: PG_WORKERS, postmasterPid });
       for (const c of instances) await stop(c);
       summary.push(s.line, `service RSS peak (postgres storm, ${PG_INSTANCES} instances): ${mb(s.costs.rssPeakBytes)}`);
       process.stdout.write(
@@ -749,8 +863,17 @@ async function main(): Promise<void> {
           ...profileLines(s.simProfile ? [s.simProfile] : [], 'the simulator during the postgres storm', s.costs.window),
         ].join('\n') + '\n',
       );
+      if (FAIR_STORM) {
+        const admin = new pg.Client({ connectionString: pgServer.url });
+        await admin.connect();
+        await admin.query('CREATE DATABASE fleet_fair');
+        await admin.end();
+        const fairUrl = pgServer.url.replace(/\/postgres$/, '/fleet_fair');
+        const fair = await fairStorm(dir, 'postgres', Array.from({ length: PG_INSTANCES }, () => fairUrl), PG_WORKERS, manifest, postmasterPid);
+        ratios.push(stormRatioLine('postgres', PG_INSTANCES, s.seconds, fair));
+      }
     }
-    if (ONLY.has('ingest')) summary.push(...(await ingest(dir)));
+    if (ONLY.has('ingest')) ratios.push(...(await ingest(dir)));
     if (ONLY.has('ota')) summary.push(...(await ota(dir)));
     if (ONLY.has('health')) summary.push(...(await healthIngest(dir)));
   } finally {
@@ -758,7 +881,7 @@ async function main(): Promise<void> {
     pgServer?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  process.stdout.write('\n' + summary.join('\n') + '\n');
+  process.stdout.write('\n' + [...summary, ...ratios].join('\n') + '\n');
 }
 
 await main();

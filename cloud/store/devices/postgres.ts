@@ -10,7 +10,10 @@ const TRACK = 'class = $1 AND product_hex = $2 AND application = $3';
 export function postgresDevices({ pool, tx }: PostgresConnection): DeviceStore {
   return {
     async getDevice(uuid) {
-      const { rows } = await pool.query<DeviceRow>('SELECT * FROM devices WHERE uuid = $1', [uuid]);
+      // A device's signed requests read it (twice a device in a boot storm): a named statement is
+      // parsed and planned once per connection (docs/fleet-scale.md); its columns named, so that a
+      // later migration adding one does not change a prepared statement's result.
+      const { rows } = await pool.query<DeviceRow>({ name: 'devices.get', text: 'SELECT uuid, public_key_pem, enrolled_at, updated_at, label FROM devices WHERE uuid = $1', values: [uuid] });
       return rows[0] ? deviceFromRow(rows[0]) : null;
     },
 
