@@ -11,6 +11,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '../harness/ports.ts';
+import { ownerAlive, processStart } from './process-owner.mjs';
 
 export interface PostgresServer {
   /** postgres://fleet@127.0.0.1:<port>/postgres: a superuser connection to create databases with. */
@@ -33,29 +34,6 @@ interface Owner {
   start: string | undefined;
   pgCtl: string;
   asRoot: boolean;
-}
-
-function processStart(pid: number): string | undefined {
-  try {
-    // pid (comm) state …: comm may hold spaces and parentheses, so the fields after the last ')'.
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function ownerAlive(owner: Owner): boolean {
-  if (existsSync('/proc/self/stat')) {
-    const start = processStart(owner.pid);
-    return start !== undefined && (owner.start === undefined || start === owner.start);
-  }
-  try {
-    process.kill(owner.pid, 0); // no /proc (not Linux): signal 0 says whether it lives
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function stopServer(data: string, pgCtl: string, asRoot: boolean, mode: 'fast' | 'immediate'): void {

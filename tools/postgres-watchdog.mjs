@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { ownerAlive } from './process-owner.mjs';
 
 const dir = process.argv[2];
 if (!dir) {
@@ -16,31 +17,6 @@ if (!dir) {
   process.exit(2);
 }
 const POLL_MS = 200;
-
-/** The start time of a process (clock ticks since boot, /proc/<pid>/stat field 22), or undefined when it is gone. */
-function processStart(pid) {
-  try {
-    // pid (comm) state …: comm may hold spaces and parentheses, so the fields after the last ')'.
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function ownerAlive(owner) {
-  if (existsSync('/proc/self/stat')) {
-    // The same pid given to another process since is not the owner.
-    const start = processStart(owner.pid);
-    return start !== undefined && (owner.start === undefined || start === owner.start);
-  }
-  try {
-    process.kill(owner.pid, 0); // no /proc (not Linux): signal 0 says whether it lives
-    return true;
-  } catch (err) {
-    return err.code === 'EPERM';
-  }
-}
 
 function reap(owner) {
   const data = join(dir, 'data');
