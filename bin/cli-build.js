@@ -1,7 +1,7 @@
 // The `fleet` command compiled to JavaScript, so that a start does not compile TypeScript
 // (docs/cli-start.md). esbuild bundles tools/fleet.ts with the packages left to node_modules and the
 // dynamic imports split into chunks loaded when a command needs them. The build lives in
-// .cache/cli/<digest of this checkout's path>/ beside a manifest of every source it read, with each
+// node_modules/.cache/fleet-cli/<digest of this checkout's path>/ beside a manifest of every source it read, with each
 // source's size, modification time and SHA-256: a start uses the build only when every source still
 // has its recorded content (the digest decides; the time only spares reading unchanged files), and
 // rebuilds it otherwise. Never a stale build.
@@ -19,11 +19,16 @@ const buildInputs = (root) => [fileURLToPath(import.meta.url), join(root, 'tscon
 const KEEP_OLD_MS = 24 * 3600_000;
 const MANIFEST_VERSION = 1;
 
-/** The folder of this checkout's builds: a worktree sharing .cache with another checkout gets its own. */
+/**
+ * The folder of this checkout's builds, in node_modules/.cache/ (where tools keep such caches): the
+ * build's imports of packages resolve from its own real path, so it must sit inside the node_modules
+ * it runs with, whatever a symlinked .cache/ points at. A worktree sharing node_modules with another
+ * checkout gets its own folder (named by the checkout's path).
+ */
 export function cacheDir(root = ROOT) {
   const at = resolve(root);
   const key = createHash('sha256').update(at).digest('hex').slice(0, 16);
-  return join(at, '.cache', 'cli', key);
+  return join(at, 'node_modules', '.cache', 'fleet-cli', key);
 }
 
 function sha256(file) {
