@@ -348,6 +348,35 @@ export const Rollout = Type.Object(
   },
   { title: 'Rollout', additionalProperties: false },
 );
+const OutcomeKind = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+/** The devices behind a release's outcome counts (docs/staged-rollouts.md). */
+export const RolloutDevicesQuery = Type.Object(
+  {
+    outcome: Type.Optional({ ...OutcomeKind, description: 'Only the devices with this outcome', [EXPECTED]: 'pending, succeeded or failed' }),
+    after: Type.Optional({ ...DeviceUuid, description: 'The next page: UUIDs after this one (next_after of the previous page)', ...code('invalid_query') }),
+    limit: Type.Optional(Digits(5, 'At most this many devices (1 to 10000, default 1000)')),
+  },
+  { additionalProperties: false, ...code('invalid_query') },
+);
+export const RolloutDeviceList = Type.Object(
+  {
+    devices: Type.Array(
+      Type.Object(
+        {
+          uuid: Type.String(),
+          outcome: OutcomeKind,
+          from_version: Type.String({ description: 'The version it ran when it was offered this release' }),
+          offered_at: DateTime,
+          settled_at: Nullable(DateTime),
+          attempts: Type.Integer({ description: 'How many times it was offered the release' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    next_after: Nullable(Type.String()),
+  },
+  { title: 'RolloutDeviceList', additionalProperties: false },
+);
 /** Which signature block of a hosted image verified, and the key that signed it (docs/secure-boot.md). */
 export const SignedBy = Type.Object(
   {
@@ -441,6 +470,7 @@ export const COMPONENTS = {
   RolloutSettings: RolloutBody,
   DeviceGroups: DeviceGroupsBody,
   Rollout,
+  RolloutDeviceList,
   Release,
   ReleaseList,
   SignedBy,

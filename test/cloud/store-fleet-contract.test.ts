@@ -122,6 +122,23 @@ describe.each([
     expect(await store.outcomeCounts(track, '2026.03.01')).toEqual({ pending: 1, succeeded: 1, failed: 1 });
   });
 
+  it('the devices behind the outcome counts: all, one kind, paged by UUID', async () => {
+    // The outcomes of the test above: i-1 succeeded, i-2 failed (offered twice), i-3 pending (removed since).
+    const all = await store.outcomeDevices(track, '2026.03.01', { limit: 10 });
+    expect(all.map((d) => [d.uuid, d.outcome, d.fromVersion, d.attempts])).toEqual([
+      ['i-1', 'succeeded', '2026.01.01', 1],
+      ['i-2', 'failed', '2026.01.01', 2],
+      ['i-3', 'pending', '2026.01.01', 1],
+    ]);
+    expect(all[0]!.settledAt).toBe('2026-03-02T00:00:00.000Z');
+    expect(all[2]!.settledAt).toBeNull();
+    expect((await store.outcomeDevices(track, '2026.03.01', { limit: 10, outcome: 'failed' })).map((d) => d.uuid)).toEqual(['i-2']);
+    const first = await store.outcomeDevices(track, '2026.03.01', { limit: 2 });
+    expect(first.map((d) => d.uuid)).toEqual(['i-1', 'i-2']);
+    expect((await store.outcomeDevices(track, '2026.03.01', { limit: 2, after: 'i-2' })).map((d) => d.uuid)).toEqual(['i-3']);
+    expect(await store.outcomeDevices(track, '2026.09.09', { limit: 10 })).toEqual([]);
+  });
+
   it('OTA checks flushed out of order (two workers of a serve): an older check never replaces a newer one', async () => {
     await store.putDevice('o-1', 'PEM', 't');
     const newer = '2026-04-02T00:00:00.000Z';

@@ -2,9 +2,9 @@
 // (staged rollouts, docs/staged-rollouts.md) and `fleet audit` (who changed what). Each prints a table
 // for people, or the API's JSON with --json for scripts.
 import type { Static } from '@sinclair/typebox';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LOW_HEAP_DEFAULT_BYTES } from '../../cloud/device-health/definitions.ts';
-import type { AuditList, Device, Rollout } from '../../cloud/schema/api.ts';
+import type { AuditList, Device, Rollout, RolloutDeviceList } from '../../cloud/schema/api.ts';
 import { scheduleText } from '../../cloud/ota/schedule-text.ts';
 import { path, type CloudClient } from '../client.ts';
 import { minute, printJson, table, wholeNumber } from '../cli/output.ts';
@@ -195,6 +195,22 @@ export function rolloutCommands(program: Command, client: () => CloudClient): vo
   release(rollout.command('show').description('The rollout and its update outcomes')).action(async (c: string, p: string, a: string, v: string, o: { json?: boolean }) => {
     show(o, (await client().request('GET', path('admin', 'firmware', c, p, a, v, 'rollout'))).body);
   });
+  release(rollout.command('devices').description("The devices behind a release's update outcomes, by UUID (every page); --outcome picks one kind"))
+    .addOption(new Option('--outcome <outcome>', 'only these devices').choices(['pending', 'succeeded', 'failed']))
+    .action(async (c: string, p: string, a: string, v: string, o: { json?: boolean; outcome?: string }) => {
+      type Listed = Static<typeof RolloutDeviceList>['devices'][number];
+      const devices: Listed[] = [];
+      for (let after: string | null = null; ; ) {
+        const query = new URLSearchParams({ limit: '1000', ...(o.outcome ? { outcome: o.outcome } : {}), ...(after ? { after } : {}) });
+        const page = (await client().request('GET', `${path('admin', 'firmware', c, p, a, v, 'rollout', 'devices')}?${query}`)).body as Static<typeof RolloutDeviceList>;
+        devices.push(...page.devices);
+        if (!page.next_after) break;
+        after = page.next_after;
+      }
+      if (o.json) return printJson({ devices });
+      if (devices.length === 0) return void process.stdout.write(`no devices${o.outcome ? ` with outcome ${o.outcome}` : ''} for ${v}\n`);
+      process.stdout.write(table(['UUID', 'OUTCOME', 'FROM', 'OFFERED', 'SETTLED', 'ATTEMPTS'], devices.map((d) => [d.uuid, d.outcome, d.from_version, minute(d.offered_at), d.settled_at ? minute(d.settled_at) : '-', String(d.attempts)])));
+    });
   release(rollout.command('set').description('Start a rollout, or change the settings given (the others are kept)'))
     .option('--percent <n>', 'devices whose stable bucket is below this percentage', wholeNumber)
     .option('--groups <group...>', 'devices in these groups')
