@@ -170,6 +170,8 @@ export const InventoryQuery = Type.Object(
     group: Type.Optional(GroupName),
     crashed_days: Type.Optional(Digits(5, 'An unexpected reboot in the last this many days (docs/device-health.md)')),
     low_heap: Type.Optional(Digits(9, "The last heartbeat's largest free block below this many bytes")),
+    behind: Type.Optional(Type.Literal('true', { description: 'Reported a version older than the newest RELEASED one of its track at its last check', [EXPECTED]: 'true' })),
+    failed_update: Type.Optional(Type.Literal('true', { description: 'Its latest update (the release it was offered last) failed', [EXPECTED]: 'true' })),
     match: Type.Optional(
       Type.String({
         pattern: '^(all|any)$',

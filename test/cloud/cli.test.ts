@@ -166,7 +166,7 @@ describe('fleet', () => {
     expect(help).toContain('without it, devices that meet them all (both, for two)');
     const anyAlone = await fleet(['device', 'list', '--any']);
     expect(anyAlone.code).toBe(2);
-    expect(anyAlone.stderr).toMatch(/^error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap\n/);
+    expect(anyAlone.stderr).toMatch(/^error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap, --behind, --failed-update\n/);
   });
 
   it('a refusal from the cloud exits 1 and prints the error code', async () => {

@@ -194,6 +194,20 @@ describe('outcomes and the error threshold', () => {
     expect(bad.code).toBe(2);
   });
 
+  it('the inventory finds the devices behind the newest release and those whose latest update failed (API and fleet device list)', async () => {
+    const uuids = async (query: string) => (await cloud.adminJson('GET', `/admin/devices?product_hex=${p}&${query}`)).body.devices.map((d: any) => d.uuid);
+    // o-1 installed 2026.02.01; the others still report 2026.01.01; o-2 and o-3 failed their install.
+    expect(await uuids('behind=true')).toEqual(['o-2', 'o-3', 'o-4', 'o-late']);
+    expect(await uuids('failed_update=true')).toEqual(['o-2', 'o-3']);
+    expect(await uuids('behind=true&failed_update=true')).toEqual(['o-2', 'o-3']);
+    expect((await cloud.adminJson('GET', '/admin/devices?behind=yes')).body.error).toBe('invalid_query');
+    const env = { JWT_SECRET: TEST_JWT_SECRET, FLEET_CLOUD_URL: cloud.url };
+    const cli = await runFleet(['device', 'list', '--product-hex', p, '--failed-update', '--json'], { env });
+    expect(JSON.parse(cli.stdout).devices.map((d: any) => d.uuid)).toEqual(['o-2', 'o-3']);
+    const behind = await runFleet(['device', 'list', '--product-hex', p, '--behind'], { env });
+    expect(behind.stdout.split('\n').slice(1, -1).map((l) => l.split(/\s+/)[0])).toEqual(['o-2', 'o-3', 'o-4', 'o-late']);
+  });
+
   it('resumes by hand (and pauses by hand), both idempotent, audited with who did it', async () => {
     const resumed = await cloud.adminJson('POST', `${trackOf(p)}/2026.02.01/rollout/resume`);
     expect(resumed.body).toMatchObject({ state: 'active', paused_reason: null });

@@ -137,6 +137,13 @@ describe.each([
     expect(first.map((d) => d.uuid)).toEqual(['i-1', 'i-2']);
     expect((await store.outcomeDevices(track, '2026.03.01', { limit: 2, after: 'i-2' })).map((d) => d.uuid)).toEqual(['i-3']);
     expect(await store.outcomeDevices(track, '2026.09.09', { limit: 10 })).toEqual([]);
+    // The inventory's conditions on the same rows: the latest update failed; behind the newest RELEASED version.
+    expect((await store.listInventory({ limit: 10, failedUpdate: true })).map((d) => d.uuid)).toEqual(['i-2']);
+    const newest = (await store.listReleases(track)).filter((r) => r.status === 'RELEASED').map((r) => r.version).sort().at(-1)!;
+    const expected = [['i-1', '2026.03.01'], ['i-2', '2026.01.01']].filter(([, v]) => v! < newest).map(([u]) => u);
+    expect(expected).toContain('i-2');
+    expect((await store.listInventory({ limit: 10, behind: true })).map((d) => d.uuid).filter((u) => u.startsWith('i-'))).toEqual(expected);
+    expect((await store.listInventory({ limit: 10, behind: true, failedUpdate: true, match: 'any' })).map((d) => d.uuid).filter((u) => u.startsWith('i-'))).toEqual(['i-2']);
   });
 
   it('OTA checks flushed out of order (two workers of a serve): an older check never replaces a newer one', async () => {

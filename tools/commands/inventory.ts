@@ -55,6 +55,8 @@ interface ListOptions {
   group?: string;
   crashedDays?: number;
   lowHeap?: number | true;
+  behind?: boolean;
+  failedUpdate?: boolean;
   any?: boolean;
   health?: boolean;
   limit?: number;
@@ -76,14 +78,16 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
     .option('--group <name>', 'in this group')
     .option('--crashed-days <n>', 'an unexpected reboot in the last n days (docs/device-health.md)', wholeNumber)
     .option('--low-heap [bytes]', `the last heartbeat's largest free block below this (default ${LOW_HEAP_DEFAULT_BYTES})`, wholeNumber)
-    .option('--any', 'devices that meet any of the conditions given (--not-seen-days, --not-backed-up-days, --crashed-days, --low-heap); without it, devices that meet them all (both, for two)')
+    .option('--behind', 'reported a version older than the newest released one of its track')
+    .option('--failed-update', 'its latest update failed (the release it was offered last)')
+    .option('--any', 'devices that meet any of the conditions given (--not-seen-days, --not-backed-up-days, --crashed-days, --low-heap, --behind, --failed-update); without it, devices that meet them all (both, for two)')
     .option('--health', 'show health columns (last boot, last crash, heap, RSSI, reports dropped); implied by --crashed-days and --low-heap')
     .option('--limit <n>', 'devices per page (default 1000)', wholeNumber)
     .option('--all', 'every page, not only the first')
     .option('--json', 'the API answer as JSON (for scripts)')
     .action(async (o: ListOptions, cmd: Command) => {
-      if (o.any && o.notSeenDays === undefined && o.notBackedUpDays === undefined && o.crashedDays === undefined && o.lowHeap === undefined) {
-        cmd.error('error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap');
+      if (o.any && o.notSeenDays === undefined && o.notBackedUpDays === undefined && o.crashedDays === undefined && o.lowHeap === undefined && !o.behind && !o.failedUpdate) {
+        cmd.error('error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap, --behind, --failed-update');
       }
       const query = new URLSearchParams();
       const set = (k: string, v: string | number | undefined) => v !== undefined && query.set(k, String(v));
@@ -98,6 +102,8 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
       set('crashed_days', o.crashedDays);
       set('low_heap', o.lowHeap === true ? LOW_HEAP_DEFAULT_BYTES : o.lowHeap);
       set('limit', o.limit);
+      if (o.behind) query.set('behind', 'true');
+      if (o.failedUpdate) query.set('failed_update', 'true');
       if (o.any) query.set('match', 'any');
       const devices: DeviceView[] = [];
       let nextAfter: string | null = null;
