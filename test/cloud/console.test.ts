@@ -175,6 +175,25 @@ describe('the operator console', () => {
     await page.getByLabel('Not seen for (days)').fill('');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator('tr[data-uuid="ctl-hall-02"]').waitFor();
+    // A header sorts the page.
+    const order = () => page.locator('tbody tr[data-uuid]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-uuid')));
+    const ascending = await order();
+    expect(ascending).toEqual([...ascending].sort());
+    // Sorted by UUID to begin with; a click on its header turns the order round.
+    await page.getByRole('button', { name: 'UUID ▲', exact: true }).click();
+    await expect.poll(order).toEqual([...ascending].reverse());
+    expect(await page.locator('th[aria-sort="descending"]').textContent()).toBe('UUID ▼');
+    // The track each device last checked on; the devices behind the newest release, as the API lists them.
+    expect(await page.locator('tr[data-uuid="ctl-lobby-01"] td').nth(2).textContent()).toBe('ctl-s3 0x00c0ffee ctl-s3');
+    await page.getByLabel('Behind the newest release').check();
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const behind = (await cloud.adminJson('GET', '/admin/devices?behind=true')).body.devices.map((d: any) => d.uuid);
+    expect(behind.length).toBeGreaterThan(0);
+    await expect.poll(async () => (await order()).sort()).toEqual([...behind].sort());
+    await shot('devices-behind');
+    await page.getByLabel('Behind the newest release').uncheck();
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(order).toHaveLength(ascending.length);
     await shot('devices');
   });
 
