@@ -16,7 +16,7 @@ import { toManifest } from './manifest.ts';
 import { checkReleaseImage } from './release-checks.ts';
 import { HEALTH_MIN_DEVICE_HOURS_DEFAULT } from '../device-health/definitions.ts';
 import { unexpectedOf } from '../device-health/views.ts';
-import { effectivePercent, healthGate, overErrorThreshold, type HealthSample } from './rollout.ts';
+import { effectivePercent, healthGate, nextStep, overErrorThreshold, type HealthSample } from './rollout.ts';
 import type { OtaService } from './service.ts';
 
 /** Rollout settings as a request gives them: any may be left out (then the current value, or the default). */
@@ -290,6 +290,7 @@ export class ReleaseService {
       state: r.state,
       percent: r.percent,
       effective_percent: effectivePercent(r, this.now()),
+      next_step: ((n) => (n ? { at: new Date(n.atMs).toISOString(), percent: n.percent } : null))(nextStep(r, this.now())),
       groups: r.groups,
       step_percent: r.stepPercent,
       step_every_seconds: r.stepEverySeconds,

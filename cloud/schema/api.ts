@@ -336,6 +336,7 @@ export const Rollout = Type.Object(
     state: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
     percent: Type.Integer(),
     effective_percent: Type.Integer({ description: 'The percentage with the schedule applied, now' }),
+    next_step: Nullable(Type.Object({ at: DateTime, percent: Type.Integer() }, { additionalProperties: false, description: "The schedule's next raise (null: paused, no schedule, or at 100 %)" })),
     groups: Type.Array(Type.String()),
     step_percent: Nullable(Type.Integer()),
     step_every_seconds: Nullable(Type.Integer()),

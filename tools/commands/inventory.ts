@@ -160,24 +160,22 @@ export function formatRollout(r: RolloutView): string {
     ...(r.health_margin === null
       ? []
       : [`  health gate: pauses when unexpected reboots per 1,000 device-hours exceed the previous release's by more than ${r.health_margin}, from ${r.health_min_device_hours} device-hours`]),
+    ...(r.next_step ? [`  next step: ${r.next_step.percent} % at ${r.next_step.at}`] : []),
     ...(r.paused_reason ? [`  paused: ${r.paused_reason}`] : []),
   ].join('\n') + '\n';
 }
 
 /**
  * The rollout a release just started (`fleet firmware release … --rollout-percent 10`): whom it reaches,
- * its next step (the schedule counts from its last change, its creation here), and when it pauses by itself.
+ * its next step (as the cloud's schedule has it), and when it pauses by itself.
  */
 export function formatStartedRollout(r: RolloutView, track: [string, string, string]): string {
   const reach = [r.percent > 0 || r.groups.length === 0 ? `${r.percent} % of devices (a stable share by UUID)` : '', r.groups.length ? `groups ${r.groups.join(', ')}` : ''].filter(Boolean).join(' and ');
   const release = `${track.join(' ')} ${r.version}`;
   let next: string;
   if (r.effective_percent >= 100) next = 'none: it reaches every device';
-  else if (r.step_percent && r.step_every_seconds) {
-    const stepsDone = Math.floor((r.effective_percent - r.percent) / r.step_percent);
-    const at = new Date(Date.parse(r.updated_at) + (stepsDone + 1) * r.step_every_seconds * 1000).toISOString();
-    next = `${Math.min(100, r.effective_percent + r.step_percent)} % at ${at} (+${r.step_percent} % every ${r.step_every_seconds} s until 100 %)`;
-  } else next = `by hand, no schedule: fleet rollout set ${release} --percent <n>; fleet rollout end ${release} releases it to every device`;
+  else if (r.next_step) next = `${r.next_step.percent} % at ${r.next_step.at} (${scheduleText(r)} until 100 %)`;
+  else next = `by hand, no schedule: fleet rollout set ${release} --percent <n>; fleet rollout end ${release} releases it to every device`;
   return [
     `rollout of ${r.version}: ${r.state.toUpperCase()} at ${r.effective_percent} %, offered to ${reach}`,
     `  next step: ${next}`,

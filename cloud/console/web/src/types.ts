@@ -8,6 +8,7 @@ import type {
   FunctionConfig as FunctionConfigShape,
   Release as ReleaseShape,
   Rollout as RolloutShape,
+  RolloutDeviceList,
   TrackList,
 } from '../../../schema/api.ts';
 import type { DeviceHealthTimeline, FleetHealth as FleetHealthShape, ReleaseHealth as ReleaseHealthShape, ReleaseHealthFigures } from '../../../schema/health.ts';
@@ -20,6 +21,7 @@ export type Release = Static<typeof ReleaseShape>;
 export type Device = Static<typeof DeviceShape> & { groups: string[] };
 export type FunctionConfig = Static<typeof FunctionConfigShape>;
 export type AuditEntry = Static<typeof AuditList>['entries'][number];
+export type OutcomeDevices = Static<typeof RolloutDeviceList>;
 /**
  * A device's timeline. Its reports are typed by the cloud's report interfaces (cloud/device-health/reports.ts),
  * as the CLI's are: the TypeBox shapes of the reports are built by a helper that takes its fields as a
