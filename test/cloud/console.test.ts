@@ -14,7 +14,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicKeyDigest, signImage } from '../../firmware/image/secure-boot.ts';
 import { PAGE_CSP } from '../../web-common/server/security-headers.ts';
-import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
+import { mintToken } from '../../cloud/auth/jwt.ts';
+import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
 import { launchConsoleBrowser, logIn, token } from '../helpers/console-browser.ts';
 import { appImage } from '../helpers/images.ts';
 
@@ -280,4 +281,24 @@ describe('the operator console', () => {
     expect(await xssRan()).toBeNull();
     await shot('audit-html-subject');
   });
+  it('says when a session ended by itself (its token expired) and how to get a longer one', async () => {
+    const short = await mintToken(new TextEncoder().encode(TEST_JWT_SECRET), { subject: 'brief', groups: ['superuser'], ttlSeconds: 3 });
+    await page.goto(`${cloud.url}/console`);
+    if (await page.getByRole('button', { name: 'Log out' }).count()) await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Super-user token (JWT)').fill(short);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    expect(await page.locator('.subject').textContent()).toBe('brief');
+    expect(await page.locator('.until').textContent()).toMatch(/^until \d\d:\d\d:\d\d UTC$/);
+    // The token's three seconds pass; the next page asks the cloud, which refuses the session.
+    await expect
+      .poll(async () => {
+        await page.goto(`${cloud.url}/console#/audit`);
+        await page.goto(`${cloud.url}/console#/devices`);
+        return page.locator('p.ended').count();
+      }, { timeout: 20_000, interval: 1000 })
+      .toBe(1);
+    expect(await page.locator('p.ended').textContent()).toMatch(/^Your session ended at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: a session lasts as long as the token it was opened with/);
+    expect(await page.locator('.hint').textContent()).toContain('npx fleet token --ttl 28800 lasts a working day');
+    await shot('session-ended');
+  }, 60_000);
 });
