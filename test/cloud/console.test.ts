@@ -146,7 +146,10 @@ describe('the operator console', () => {
     await row.waitFor();
     expect(await row.textContent()).toMatch(/RELEASED.*hosted.*active at 10 %.*groups beta/);
     expect(await row.textContent()).toContain(`signed ${signerDigest.slice(0, 12)}…`);
-    expect(await row.locator('.outcomes').textContent()).toBe('✓ 0 ✗ 0 … 1');
+    expect(await row.locator('.outcomes').textContent()).toBe('0 succeeded, 0 failed, 1 pending');
+    // The track's signing requirement, above its versions.
+    const signing = (await cloud.adminJson('GET', `/admin/tracks/ctl-s3/0x00c0ffee/ctl-s3/signing`)).body;
+    expect(await page.locator('p.signing').textContent()).toMatch(signing.required ? /^Signing: required/ : /^Signing: not required \(unsigned images accepted\)/);
     await row.getByLabel('rollout percentage of 2026.02.01').fill('40');
     await row.getByRole('button', { name: 'Set' }).click();
     await expect.poll(() => row.textContent()).toMatch(/active at 40 %/);
