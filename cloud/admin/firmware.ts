@@ -13,7 +13,7 @@ import { toManifest } from '../ota/manifest.ts';
 import { MAX_IMAGE_BYTES } from '../ota/release-checks.ts';
 import { signedByView, type ReleaseService, type RolloutChange } from '../ota/releases.ts';
 import { parseVersion } from '../ota/validate.ts';
-import { ImageMetadata as ImageMetadataShape, ImageReleaseQuery, RolloutBody } from '../schema/api.ts';
+import { ImageMetadata as ImageMetadataShape, ImageReleaseQuery, RolloutBody, RolloutDevicesQuery } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
 import type { CloudStore, ImageMetadata } from '../store/types.ts';
 import { readUploadBody } from '../transport.ts';
@@ -32,6 +32,7 @@ const checkImage = checker(ImageMetadataShape);
 const checkImageQuery = checker(ImageReleaseQuery);
 const checkRollout = checker(RolloutBody);
 const TRACK = '/admin/firmware/:class/:product_hex/:application';
+const checkRolloutDevices = checker(RolloutDevicesQuery);
 const RELEASE = `${TRACK}/:version`;
 
 /** Rollout settings from a request body (snake_case) to the service's shape. */
@@ -179,6 +180,16 @@ export function firmwareRoutes({ releases, store, config, log, bodyIdleTimeoutMs
     `${RELEASE}/rollout`,
     route(async (req, res) => {
       sendJson(res, 200, await releases.rollout(trackParams(req), parseVersion(req.params.version as string)));
+    }),
+  );
+
+  router.get(
+    `${RELEASE}/rollout/devices`,
+    route(async (req, res) => {
+      const q = checked(checkRolloutDevices, { ...req.query }, 'invalid_query');
+      const limit = Math.min(Math.max(Number(q.limit ?? 1000), 1), 10_000);
+      const o = { limit, ...(q.outcome !== undefined ? { outcome: q.outcome } : {}), ...(q.after !== undefined ? { after: q.after } : {}) };
+      sendJson(res, 200, await releases.outcomeDevices(trackParams(req), parseVersion(req.params.version as string), o));
     }),
   );
 

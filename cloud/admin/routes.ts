@@ -80,10 +80,12 @@ export function inventoryFilter(query: unknown, nowMs: number): InventoryFilter 
   if (q.group !== undefined) f.group = q.group;
   if (q.crashed_days !== undefined) f.crashedSince = daysAgo(q.crashed_days);
   if (q.low_heap !== undefined) f.lowHeapBelow = Number(q.low_heap);
+  if (q.behind === 'true') f.behind = true;
+  if (q.failed_update === 'true') f.failedUpdate = true;
   if (q.after !== undefined) f.after = q.after;
   if (q.match === 'any') {
-    if (f.notSeenSince === undefined && f.noBackupSince === undefined && f.crashedSince === undefined && f.lowHeapBelow === undefined) {
-      throw new ApiError('invalid_query', { field: 'match', value: q.match }, 'match=any combines conditions: give at least one of not_seen_days, not_seen_since, no_backup_days, no_backup_since, crashed_days, low_heap');
+    if (f.notSeenSince === undefined && f.noBackupSince === undefined && f.crashedSince === undefined && f.lowHeapBelow === undefined && !f.behind && !f.failedUpdate) {
+      throw new ApiError('invalid_query', { field: 'match', value: q.match }, 'match=any combines conditions: give at least one of not_seen_days, not_seen_since, no_backup_days, no_backup_since, crashed_days, low_heap, behind, failed_update');
     }
     f.match = 'any';
   }

@@ -10,13 +10,13 @@ import type { ChipSpec } from '../../firmware/image/chips.ts';
 import { ApiError } from '../errors.ts';
 import type { FunctionLogger } from '../logging.ts';
 import type { Release as ReleaseShape, Rollout as RolloutShape, SignedBy } from '../schema/api.ts';
-import type { CloudStore, FirmwareRelease, ImageMetadata, OutcomeCounts, ReleaseTrack, Rollout, RolloutSettings, TrackSigning } from '../store/types.ts';
+import type { CloudStore, FirmwareRelease, ImageMetadata, OutcomeCounts, OutcomeDevice, ReleaseTrack, Rollout, RolloutSettings, TrackSigning } from '../store/types.ts';
 import type { SettledRelease } from './inventory.ts';
 import { toManifest } from './manifest.ts';
 import { checkReleaseImage } from './release-checks.ts';
 import { HEALTH_MIN_DEVICE_HOURS_DEFAULT } from '../device-health/definitions.ts';
 import { unexpectedOf } from '../device-health/views.ts';
-import { effectivePercent, healthGate, overErrorThreshold, type HealthSample } from './rollout.ts';
+import { effectivePercent, healthGate, nextStep, overErrorThreshold, type HealthSample } from './rollout.ts';
 import type { OtaService } from './service.ts';
 
 /** Rollout settings as a request gives them: any may be left out (then the current value, or the default). */
@@ -162,6 +162,16 @@ export class ReleaseService {
     return this.view(r, await this.store.outcomeCounts(t, version));
   }
 
+  /** The devices behind a release's outcome counts, as the API answers them; 404 when the release does not exist. */
+  async outcomeDevices(t: ReleaseTrack, version: string, o: { outcome?: OutcomeDevice['outcome']; after?: string; limit: number }) {
+    const devices = await this.store.outcomeDevices(t, version, o);
+    if (devices.length === 0 && !(await this.store.listReleases(t)).some((r) => r.version === version)) throw new ApiError('release_not_found', { version });
+    return {
+      devices: devices.map((d) => ({ uuid: d.uuid, outcome: d.outcome, from_version: d.fromVersion, offered_at: d.offeredAt, settled_at: d.settledAt, attempts: d.attempts })),
+      next_after: devices.length === o.limit ? devices.at(-1)!.uuid : null,
+    };
+  }
+
   /** Creates the release's rollout, or changes the settings given (the others are kept); the schedule restarts from now. */
   async setRollout(t: ReleaseTrack, version: string, change: RolloutChange): Promise<{ view: RolloutView; created: boolean }> {
     const at = this.iso();
@@ -280,6 +290,7 @@ export class ReleaseService {
       state: r.state,
       percent: r.percent,
       effective_percent: effectivePercent(r, this.now()),
+      next_step: ((n) => (n ? { at: new Date(n.atMs).toISOString(), percent: n.percent } : null))(nextStep(r, this.now())),
       groups: r.groups,
       step_percent: r.stepPercent,
       step_every_seconds: r.stepEverySeconds,

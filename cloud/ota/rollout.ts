@@ -16,6 +16,14 @@ export function effectivePercent(r: Pick<Rollout, 'state' | 'percent' | 'stepPer
   return Math.min(100, r.percent + Math.max(0, steps) * r.stepPercent);
 }
 
+/** The schedule's next raise: when, and to what percentage; null when paused, without a schedule, or at 100 %. */
+export function nextStep(r: Pick<Rollout, 'state' | 'percent' | 'stepPercent' | 'stepEverySeconds' | 'anchorAtMs'>, nowMs: number): { atMs: number; percent: number } | null {
+  if (r.state !== 'active' || !r.stepPercent || !r.stepEverySeconds || effectivePercent(r, nowMs) >= 100) return null;
+  const period = r.stepEverySeconds * 1000;
+  const steps = Math.max(0, Math.floor((nowMs - r.anchorAtMs) / period)) + 1;
+  return { atMs: r.anchorAtMs + steps * period, percent: Math.min(100, r.percent + steps * r.stepPercent) };
+}
+
 /**
  * A device's bucket in a release's rollout, 0 to 9,999: stable for that device and release (the first
  * four bytes of SHA-256 over track, version and UUID), so raising the percentage only ever adds

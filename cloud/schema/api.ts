@@ -170,6 +170,8 @@ export const InventoryQuery = Type.Object(
     group: Type.Optional(GroupName),
     crashed_days: Type.Optional(Digits(5, 'An unexpected reboot in the last this many days (docs/device-health.md)')),
     low_heap: Type.Optional(Digits(9, "The last heartbeat's largest free block below this many bytes")),
+    behind: Type.Optional(Type.Literal('true', { description: 'Reported a version older than the newest RELEASED one of its track at its last check', [EXPECTED]: 'true' })),
+    failed_update: Type.Optional(Type.Literal('true', { description: 'Its latest update (the release it was offered last) failed', [EXPECTED]: 'true' })),
     match: Type.Optional(
       Type.String({
         pattern: '^(all|any)$',
@@ -334,6 +336,7 @@ export const Rollout = Type.Object(
     state: Type.Union([Type.Literal('active'), Type.Literal('paused')]),
     percent: Type.Integer(),
     effective_percent: Type.Integer({ description: 'The percentage with the schedule applied, now' }),
+    next_step: Nullable(Type.Object({ at: DateTime, percent: Type.Integer() }, { additionalProperties: false, description: "The schedule's next raise (null: paused, no schedule, or at 100 %)" })),
     groups: Type.Array(Type.String()),
     step_percent: Nullable(Type.Integer()),
     step_every_seconds: Nullable(Type.Integer()),
@@ -347,6 +350,35 @@ export const Rollout = Type.Object(
     outcomes: Outcomes,
   },
   { title: 'Rollout', additionalProperties: false },
+);
+const OutcomeKind = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]);
+/** The devices behind a release's outcome counts (docs/staged-rollouts.md). */
+export const RolloutDevicesQuery = Type.Object(
+  {
+    outcome: Type.Optional({ ...OutcomeKind, description: 'Only the devices with this outcome', [EXPECTED]: 'pending, succeeded or failed' }),
+    after: Type.Optional({ ...DeviceUuid, description: 'The next page: UUIDs after this one (next_after of the previous page)', ...code('invalid_query') }),
+    limit: Type.Optional(Digits(5, 'At most this many devices (1 to 10000, default 1000)')),
+  },
+  { additionalProperties: false, ...code('invalid_query') },
+);
+export const RolloutDeviceList = Type.Object(
+  {
+    devices: Type.Array(
+      Type.Object(
+        {
+          uuid: Type.String(),
+          outcome: OutcomeKind,
+          from_version: Type.String({ description: 'The version it ran when it was offered this release' }),
+          offered_at: DateTime,
+          settled_at: Nullable(DateTime),
+          attempts: Type.Integer({ description: 'How many times it was offered the release' }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    next_after: Nullable(Type.String()),
+  },
+  { title: 'RolloutDeviceList', additionalProperties: false },
 );
 /** Which signature block of a hosted image verified, and the key that signed it (docs/secure-boot.md). */
 export const SignedBy = Type.Object(
@@ -441,6 +473,7 @@ export const COMPONENTS = {
   RolloutSettings: RolloutBody,
   DeviceGroups: DeviceGroupsBody,
   Rollout,
+  RolloutDeviceList,
   Release,
   ReleaseList,
   SignedBy,

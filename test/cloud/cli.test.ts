@@ -166,7 +166,7 @@ describe('fleet', () => {
     expect(help).toContain('without it, devices that meet them all (both, for two)');
     const anyAlone = await fleet(['device', 'list', '--any']);
     expect(anyAlone.code).toBe(2);
-    expect(anyAlone.stderr).toMatch(/^error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap\n/);
+    expect(anyAlone.stderr).toMatch(/^error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap, --behind, --failed-update\n/);
   });
 
   it('a refusal from the cloud exits 1 and prints the error code', async () => {
@@ -211,7 +211,7 @@ describe('fleet', () => {
     expect(stepped.stderr).toBe(
       [
         'rollout of 2026.04.01: ACTIVE at 10 %, offered to 10 % of devices (a stable share by UUID)',
-        '  next step: 25 % at 2026-05-02T10:00:00.000Z (+15 % every 86400 s until 100 %)',
+        '  next step: 25 % at 2026-05-02T10:00:00.000Z (+15 % every 1 day until 100 %)',
         '  pauses by itself when failed installs reach 30 % of at least 5 outcomes (fleet rollout show ctl 0x00000045 ctl 2026.04.01)',
         '',
       ].join('\n'),

@@ -202,6 +202,21 @@ describe("the console's health pages", () => {
     const rollout = page.locator('.rollout');
     expect(await rollout.textContent()).toMatch(/paused at 100 %/);
     await shot('release');
+    // How far it went: the outcomes as a bar, and the devices behind each count, linked to their pages.
+    const outcomes = (await cloud.adminJson('GET', `${TRACK}/${B}/rollout`)).body.outcomes as Record<'succeeded' | 'failed' | 'pending', number>;
+    const offered = outcomes.succeeded + outcomes.failed + outcomes.pending;
+    expect(await page.locator('.progress .bar').getAttribute('aria-label')).toBe(`${outcomes.succeeded} succeeded, ${outcomes.failed} failed, ${outcomes.pending} pending of ${offered} offered`);
+    expect(offered).toBeGreaterThan(0);
+    for (const kind of ['succeeded', 'failed', 'pending'] as const) {
+      if (outcomes[kind] === 0) continue;
+      await page.getByRole('button', { name: `${outcomes[kind]} ${kind}`, exact: true }).click();
+      const listed = (await cloud.adminJson('GET', `${TRACK}/${B}/rollout/devices?outcome=${kind}`)).body.devices.map((d: any) => d.uuid);
+      const rows = page.getByLabel(`devices ${kind}`).locator('tbody tr');
+      await expect.poll(() => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-uuid')))).toEqual(listed);
+      expect(await rows.first().locator('a').getAttribute('href')).toBe(`#/devices/${listed[0]}`);
+      await shot(`release-${kind}`);
+      await page.getByRole('button', { name: `${outcomes[kind]} ${kind}`, exact: true }).click();
+    }
     // Steered from here as from the releases page: resumed, the gate shows it.
     await rollout.getByRole('button', { name: 'Resume' }).click();
     await expect.poll(() => gate.locator('.state').textContent()).toBe('active');

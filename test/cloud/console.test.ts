@@ -14,7 +14,8 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicKeyDigest, signImage } from '../../firmware/image/secure-boot.ts';
 import { PAGE_CSP } from '../../web-common/server/security-headers.ts';
-import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
+import { mintToken } from '../../cloud/auth/jwt.ts';
+import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
 import { launchConsoleBrowser, logIn, token } from '../helpers/console-browser.ts';
 import { appImage } from '../helpers/images.ts';
 
@@ -145,7 +146,10 @@ describe('the operator console', () => {
     await row.waitFor();
     expect(await row.textContent()).toMatch(/RELEASED.*hosted.*active at 10 %.*groups beta/);
     expect(await row.textContent()).toContain(`signed ${signerDigest.slice(0, 12)}…`);
-    expect(await row.locator('.outcomes').textContent()).toBe('✓ 0 ✗ 0 … 1');
+    expect(await row.locator('.outcomes').textContent()).toBe('0 succeeded, 0 failed, 1 pending');
+    // The track's signing requirement, above its versions.
+    const signing = (await cloud.adminJson('GET', `/admin/tracks/ctl-s3/0x00c0ffee/ctl-s3/signing`)).body;
+    expect(await page.locator('p.signing').textContent()).toMatch(signing.required ? /^Signing: required/ : /^Signing: not required \(unsigned images accepted\)/);
     await row.getByLabel('rollout percentage of 2026.02.01').fill('40');
     await row.getByRole('button', { name: 'Set' }).click();
     await expect.poll(() => row.textContent()).toMatch(/active at 40 %/);
@@ -175,6 +179,25 @@ describe('the operator console', () => {
     await page.getByLabel('Not seen for (days)').fill('');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.locator('tr[data-uuid="ctl-hall-02"]').waitFor();
+    // A header sorts the page.
+    const order = () => page.locator('tbody tr[data-uuid]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-uuid')));
+    const ascending = await order();
+    expect(ascending).toEqual([...ascending].sort());
+    // Sorted by UUID to begin with; a click on its header turns the order round.
+    await page.getByRole('button', { name: 'UUID ▲', exact: true }).click();
+    await expect.poll(order).toEqual([...ascending].reverse());
+    expect(await page.locator('th[aria-sort="descending"]').textContent()).toBe('UUID ▼');
+    // The track each device last checked on; the devices behind the newest release, as the API lists them.
+    expect(await page.locator('tr[data-uuid="ctl-lobby-01"] td').nth(2).textContent()).toBe('ctl-s3 0x00c0ffee ctl-s3');
+    await page.getByLabel('Behind the newest release').check();
+    await page.getByRole('button', { name: 'Apply' }).click();
+    const behind = (await cloud.adminJson('GET', '/admin/devices?behind=true')).body.devices.map((d: any) => d.uuid);
+    expect(behind.length).toBeGreaterThan(0);
+    await expect.poll(async () => (await order()).sort()).toEqual([...behind].sort());
+    await shot('devices-behind');
+    await page.getByLabel('Behind the newest release').uncheck();
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(order).toHaveLength(ascending.length);
     await shot('devices');
   });
 
@@ -261,4 +284,24 @@ describe('the operator console', () => {
     expect(await xssRan()).toBeNull();
     await shot('audit-html-subject');
   });
+  it('says when a session ended by itself (its token expired) and how to get a longer one', async () => {
+    const short = await mintToken(new TextEncoder().encode(TEST_JWT_SECRET), { subject: 'brief', groups: ['superuser'], ttlSeconds: 3 });
+    await page.goto(`${cloud.url}/console`);
+    if (await page.getByRole('button', { name: 'Log out' }).count()) await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Super-user token (JWT)').fill(short);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    expect(await page.locator('.subject').textContent()).toBe('brief');
+    expect(await page.locator('.until').textContent()).toMatch(/^until \d\d:\d\d:\d\d UTC$/);
+    // The token's three seconds pass; the next page asks the cloud, which refuses the session.
+    await expect
+      .poll(async () => {
+        await page.goto(`${cloud.url}/console#/audit`);
+        await page.goto(`${cloud.url}/console#/devices`);
+        return page.locator('p.ended').count();
+      }, { timeout: 20_000, interval: 1000 })
+      .toBe(1);
+    expect(await page.locator('p.ended').textContent()).toMatch(/^Your session ended at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: a session lasts as long as the token it was opened with/);
+    expect(await page.locator('.hint').textContent()).toContain('npx fleet token --ttl 28800 lasts a working day');
+    await shot('session-ended');
+  }, 60_000);
 });

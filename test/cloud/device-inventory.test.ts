@@ -97,7 +97,7 @@ describe('the inventory', () => {
       expect(r.body.details?.field, query).toBe(field);
     }
     expect((await cloud.adminJson('GET', '/admin/devices?match=any')).body.message).toBe(
-      'match=any combines conditions: give at least one of not_seen_days, not_seen_since, no_backup_days, no_backup_since, crashed_days, low_heap',
+      'match=any combines conditions: give at least one of not_seen_days, not_seen_since, no_backup_days, no_backup_since, crashed_days, low_heap, behind, failed_update',
     );
     const unknown = await cloud.adminJson('GET', '/admin/devices?colour=red');
     expect(unknown.body).toMatchObject({ error: 'invalid_query', details: { unknown_keys: ['colour'] } });

@@ -4,7 +4,8 @@
 // gets it early nor skips it; outcomes are counted from the devices' next checks, and the rollout
 // pauses by itself at its error threshold.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
+import { startTestCloud, TEST_JWT_SECRET, type TestCloud } from '../helpers/cloud.ts';
+import { runFleet } from '../helpers/fleet-cli.ts';
 
 let cloud: TestCloud;
 let clock = Date.parse('2026-06-01T12:00:00Z');
@@ -166,6 +167,45 @@ describe('outcomes and the error threshold', () => {
     expect(audit[0]).toMatchObject({ actor: 'system', via: 'system', action: 'pauseRolloutOnErrors', details: { failed: 2, succeeded: 1 } });
     const paused = cloud.logs.find((l) => l.msg === 'rollout paused on errors');
     expect(paused).toMatchObject({ level: 'WARNING', version: '2026.02.01' });
+  });
+
+  it('lists the devices behind each count (API and fleet rollout devices), one kind or all, paged', async () => {
+    const devices = `${trackOf(p)}/2026.02.01/rollout/devices`;
+    // A failed install is offered again at its next check: a second attempt.
+    const failed = (await cloud.adminJson('GET', `${devices}?outcome=failed`)).body;
+    expect(failed).toEqual({
+      devices: ['o-2', 'o-3'].map((uuid) => ({ uuid, outcome: 'failed', from_version: '2026.01.01', offered_at: expect.any(String), settled_at: expect.any(String), attempts: 2 })),
+      next_after: null,
+    });
+    const page = (await cloud.adminJson('GET', `${devices}?limit=3`)).body;
+    expect([page.devices.map((d: any) => `${d.uuid} ${d.outcome}`), page.next_after]).toEqual([['o-1 succeeded', 'o-2 failed', 'o-3 failed'], 'o-3']);
+    expect((await cloud.adminJson('GET', `${devices}?after=o-3`)).body.devices.map((d: any) => `${d.uuid} ${d.outcome}`)).toEqual(['o-4 pending']);
+    // Bad queries and unknown releases: 400 and 404, named.
+    expect((await cloud.adminJson('GET', `${devices}?outcome=lost`)).body.error).toBe('invalid_query');
+    expect((await cloud.adminJson('GET', `${trackOf(p)}/2026.09.09/rollout/devices`)).status).toBe(404);
+    // The CLI gives the same list, every page.
+    const env = { JWT_SECRET: TEST_JWT_SECRET, FLEET_CLOUD_URL: cloud.url };
+    const cli = await runFleet(['rollout', 'devices', 'ctl', p, 'ctl', '2026.02.01', '--outcome', 'failed'], { env });
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/^UUID +OUTCOME +FROM +OFFERED +SETTLED +ATTEMPTS\no-2 +failed +2026\.01\.01 .*\no-3 +failed .*\n$/);
+    const json = JSON.parse((await runFleet(['rollout', 'devices', 'ctl', p, 'ctl', '2026.02.01', '--json'], { env })).stdout);
+    expect(json.devices.map((d: any) => d.uuid)).toEqual(['o-1', 'o-2', 'o-3', 'o-4']);
+    const bad = await runFleet(['rollout', 'devices', 'ctl', p, 'ctl', '2026.02.01', '--outcome', 'lost'], { env });
+    expect(bad.code).toBe(2);
+  });
+
+  it('the inventory finds the devices behind the newest release and those whose latest update failed (API and fleet device list)', async () => {
+    const uuids = async (query: string) => (await cloud.adminJson('GET', `/admin/devices?product_hex=${p}&${query}`)).body.devices.map((d: any) => d.uuid);
+    // o-1 installed 2026.02.01; the others still report 2026.01.01; o-2 and o-3 failed their install.
+    expect(await uuids('behind=true')).toEqual(['o-2', 'o-3', 'o-4', 'o-late']);
+    expect(await uuids('failed_update=true')).toEqual(['o-2', 'o-3']);
+    expect(await uuids('behind=true&failed_update=true')).toEqual(['o-2', 'o-3']);
+    expect((await cloud.adminJson('GET', '/admin/devices?behind=yes')).body.error).toBe('invalid_query');
+    const env = { JWT_SECRET: TEST_JWT_SECRET, FLEET_CLOUD_URL: cloud.url };
+    const cli = await runFleet(['device', 'list', '--product-hex', p, '--failed-update', '--json'], { env });
+    expect(JSON.parse(cli.stdout).devices.map((d: any) => d.uuid)).toEqual(['o-2', 'o-3']);
+    const behind = await runFleet(['device', 'list', '--product-hex', p, '--behind'], { env });
+    expect(behind.stdout.split('\n').slice(1, -1).map((l) => l.split(/\s+/)[0])).toEqual(['o-2', 'o-3', 'o-4', 'o-late']);
   });
 
   it('resumes by hand (and pauses by hand), both idempotent, audited with who did it', async () => {

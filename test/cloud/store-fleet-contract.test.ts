@@ -122,6 +122,30 @@ describe.each([
     expect(await store.outcomeCounts(track, '2026.03.01')).toEqual({ pending: 1, succeeded: 1, failed: 1 });
   });
 
+  it('the devices behind the outcome counts: all, one kind, paged by UUID', async () => {
+    // The outcomes of the test above: i-1 succeeded, i-2 failed (offered twice), i-3 pending (removed since).
+    const all = await store.outcomeDevices(track, '2026.03.01', { limit: 10 });
+    expect(all.map((d) => [d.uuid, d.outcome, d.fromVersion, d.attempts])).toEqual([
+      ['i-1', 'succeeded', '2026.01.01', 1],
+      ['i-2', 'failed', '2026.01.01', 2],
+      ['i-3', 'pending', '2026.01.01', 1],
+    ]);
+    expect(all[0]!.settledAt).toBe('2026-03-02T00:00:00.000Z');
+    expect(all[2]!.settledAt).toBeNull();
+    expect((await store.outcomeDevices(track, '2026.03.01', { limit: 10, outcome: 'failed' })).map((d) => d.uuid)).toEqual(['i-2']);
+    const first = await store.outcomeDevices(track, '2026.03.01', { limit: 2 });
+    expect(first.map((d) => d.uuid)).toEqual(['i-1', 'i-2']);
+    expect((await store.outcomeDevices(track, '2026.03.01', { limit: 2, after: 'i-2' })).map((d) => d.uuid)).toEqual(['i-3']);
+    expect(await store.outcomeDevices(track, '2026.09.09', { limit: 10 })).toEqual([]);
+    // The inventory's conditions on the same rows: the latest update failed; behind the newest RELEASED version.
+    expect((await store.listInventory({ limit: 10, failedUpdate: true })).map((d) => d.uuid)).toEqual(['i-2']);
+    const newest = (await store.listReleases(track)).filter((r) => r.status === 'RELEASED').map((r) => r.version).sort().at(-1)!;
+    const expected = [['i-1', '2026.03.01'], ['i-2', '2026.01.01']].filter(([, v]) => v! < newest).map(([u]) => u);
+    expect(expected).toContain('i-2');
+    expect((await store.listInventory({ limit: 10, behind: true })).map((d) => d.uuid).filter((u) => u.startsWith('i-'))).toEqual(expected);
+    expect((await store.listInventory({ limit: 10, behind: true, failedUpdate: true, match: 'any' })).map((d) => d.uuid).filter((u) => u.startsWith('i-'))).toEqual(['i-2']);
+  });
+
   it('OTA checks flushed out of order (two workers of a serve): an older check never replaces a newer one', async () => {
     await store.putDevice('o-1', 'PEM', 't');
     const newer = '2026-04-02T00:00:00.000Z';

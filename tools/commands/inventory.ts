@@ -2,9 +2,9 @@
 // (staged rollouts, docs/staged-rollouts.md) and `fleet audit` (who changed what). Each prints a table
 // for people, or the API's JSON with --json for scripts.
 import type { Static } from '@sinclair/typebox';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LOW_HEAP_DEFAULT_BYTES } from '../../cloud/device-health/definitions.ts';
-import type { AuditList, Device, Rollout } from '../../cloud/schema/api.ts';
+import type { AuditList, Device, Rollout, RolloutDeviceList } from '../../cloud/schema/api.ts';
 import { scheduleText } from '../../cloud/ota/schedule-text.ts';
 import { path, type CloudClient } from '../client.ts';
 import { minute, printJson, table, wholeNumber } from '../cli/output.ts';
@@ -55,6 +55,8 @@ interface ListOptions {
   group?: string;
   crashedDays?: number;
   lowHeap?: number | true;
+  behind?: boolean;
+  failedUpdate?: boolean;
   any?: boolean;
   health?: boolean;
   limit?: number;
@@ -76,14 +78,16 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
     .option('--group <name>', 'in this group')
     .option('--crashed-days <n>', 'an unexpected reboot in the last n days (docs/device-health.md)', wholeNumber)
     .option('--low-heap [bytes]', `the last heartbeat's largest free block below this (default ${LOW_HEAP_DEFAULT_BYTES})`, wholeNumber)
-    .option('--any', 'devices that meet any of the conditions given (--not-seen-days, --not-backed-up-days, --crashed-days, --low-heap); without it, devices that meet them all (both, for two)')
+    .option('--behind', 'reported a version older than the newest released one of its track')
+    .option('--failed-update', 'its latest update failed (the release it was offered last)')
+    .option('--any', 'devices that meet any of the conditions given (--not-seen-days, --not-backed-up-days, --crashed-days, --low-heap, --behind, --failed-update); without it, devices that meet them all (both, for two)')
     .option('--health', 'show health columns (last boot, last crash, heap, RSSI, reports dropped); implied by --crashed-days and --low-heap')
     .option('--limit <n>', 'devices per page (default 1000)', wholeNumber)
     .option('--all', 'every page, not only the first')
     .option('--json', 'the API answer as JSON (for scripts)')
     .action(async (o: ListOptions, cmd: Command) => {
-      if (o.any && o.notSeenDays === undefined && o.notBackedUpDays === undefined && o.crashedDays === undefined && o.lowHeap === undefined) {
-        cmd.error('error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap');
+      if (o.any && o.notSeenDays === undefined && o.notBackedUpDays === undefined && o.crashedDays === undefined && o.lowHeap === undefined && !o.behind && !o.failedUpdate) {
+        cmd.error('error: --any combines conditions: give at least one of --not-seen-days, --not-backed-up-days, --crashed-days, --low-heap, --behind, --failed-update');
       }
       const query = new URLSearchParams();
       const set = (k: string, v: string | number | undefined) => v !== undefined && query.set(k, String(v));
@@ -98,6 +102,8 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
       set('crashed_days', o.crashedDays);
       set('low_heap', o.lowHeap === true ? LOW_HEAP_DEFAULT_BYTES : o.lowHeap);
       set('limit', o.limit);
+      if (o.behind) query.set('behind', 'true');
+      if (o.failedUpdate) query.set('failed_update', 'true');
       if (o.any) query.set('match', 'any');
       const devices: DeviceView[] = [];
       let nextAfter: string | null = null;
@@ -154,24 +160,22 @@ export function formatRollout(r: RolloutView): string {
     ...(r.health_margin === null
       ? []
       : [`  health gate: pauses when unexpected reboots per 1,000 device-hours exceed the previous release's by more than ${r.health_margin}, from ${r.health_min_device_hours} device-hours`]),
+    ...(r.next_step ? [`  next step: ${r.next_step.percent} % at ${r.next_step.at}`] : []),
     ...(r.paused_reason ? [`  paused: ${r.paused_reason}`] : []),
   ].join('\n') + '\n';
 }
 
 /**
  * The rollout a release just started (`fleet firmware release … --rollout-percent 10`): whom it reaches,
- * its next step (the schedule counts from its last change, its creation here), and when it pauses by itself.
+ * its next step (as the cloud's schedule has it), and when it pauses by itself.
  */
 export function formatStartedRollout(r: RolloutView, track: [string, string, string]): string {
   const reach = [r.percent > 0 || r.groups.length === 0 ? `${r.percent} % of devices (a stable share by UUID)` : '', r.groups.length ? `groups ${r.groups.join(', ')}` : ''].filter(Boolean).join(' and ');
   const release = `${track.join(' ')} ${r.version}`;
   let next: string;
   if (r.effective_percent >= 100) next = 'none: it reaches every device';
-  else if (r.step_percent && r.step_every_seconds) {
-    const stepsDone = Math.floor((r.effective_percent - r.percent) / r.step_percent);
-    const at = new Date(Date.parse(r.updated_at) + (stepsDone + 1) * r.step_every_seconds * 1000).toISOString();
-    next = `${Math.min(100, r.effective_percent + r.step_percent)} % at ${at} (+${r.step_percent} % every ${r.step_every_seconds} s until 100 %)`;
-  } else next = `by hand, no schedule: fleet rollout set ${release} --percent <n>; fleet rollout end ${release} releases it to every device`;
+  else if (r.next_step) next = `${r.next_step.percent} % at ${r.next_step.at} (${scheduleText(r)} until 100 %)`;
+  else next = `by hand, no schedule: fleet rollout set ${release} --percent <n>; fleet rollout end ${release} releases it to every device`;
   return [
     `rollout of ${r.version}: ${r.state.toUpperCase()} at ${r.effective_percent} %, offered to ${reach}`,
     `  next step: ${next}`,
@@ -195,6 +199,22 @@ export function rolloutCommands(program: Command, client: () => CloudClient): vo
   release(rollout.command('show').description('The rollout and its update outcomes')).action(async (c: string, p: string, a: string, v: string, o: { json?: boolean }) => {
     show(o, (await client().request('GET', path('admin', 'firmware', c, p, a, v, 'rollout'))).body);
   });
+  release(rollout.command('devices').description("The devices behind a release's update outcomes, by UUID (every page); --outcome picks one kind"))
+    .addOption(new Option('--outcome <outcome>', 'only these devices').choices(['pending', 'succeeded', 'failed']))
+    .action(async (c: string, p: string, a: string, v: string, o: { json?: boolean; outcome?: string }) => {
+      type Listed = Static<typeof RolloutDeviceList>['devices'][number];
+      const devices: Listed[] = [];
+      for (let after: string | null = null; ; ) {
+        const query = new URLSearchParams({ limit: '1000', ...(o.outcome ? { outcome: o.outcome } : {}), ...(after ? { after } : {}) });
+        const page = (await client().request('GET', `${path('admin', 'firmware', c, p, a, v, 'rollout', 'devices')}?${query}`)).body as Static<typeof RolloutDeviceList>;
+        devices.push(...page.devices);
+        if (!page.next_after) break;
+        after = page.next_after;
+      }
+      if (o.json) return printJson({ devices });
+      if (devices.length === 0) return void process.stdout.write(`no devices${o.outcome ? ` with outcome ${o.outcome}` : ''} for ${v}\n`);
+      process.stdout.write(table(['UUID', 'OUTCOME', 'FROM', 'OFFERED', 'SETTLED', 'ATTEMPTS'], devices.map((d) => [d.uuid, d.outcome, d.from_version, minute(d.offered_at), d.settled_at ? minute(d.settled_at) : '-', String(d.attempts)])));
+    });
   release(rollout.command('set').description('Start a rollout, or change the settings given (the others are kept)'))
     .option('--percent <n>', 'devices whose stable bucket is below this percentage', wholeNumber)
     .option('--groups <group...>', 'devices in these groups')

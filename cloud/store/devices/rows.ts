@@ -110,6 +110,15 @@ export function inventoryQuery(f: InventoryFilter, placeholder: (n: number) => s
   if (f.noBackupSince !== undefined) conditions.push(`(b.last_backup_date IS NULL OR b.last_backup_date < ${p(f.noBackupSince)})`);
   if (f.crashedSince !== undefined) conditions.push(`h.crash_at >= ${p(f.crashedSince)}`);
   if (f.lowHeapBelow !== undefined) conditions.push(`h.heap_block < ${p(f.lowHeapBelow)}`);
+  // Versions are YYYY.MM.bb: text order is release order.
+  if (f.behind) {
+    conditions.push(`i.last_check_version < (SELECT max(r.version) FROM firmware_releases r WHERE r.class = i.last_check_class
+      AND r.product_hex = i.last_check_product_hex AND r.application = i.last_check_application AND r.status = 'RELEASED')`);
+  }
+  if (f.failedUpdate) {
+    conditions.push(`EXISTS (SELECT 1 FROM rollout_outcomes o WHERE o.uuid = d.uuid AND o.outcome = 'failed'
+      AND o.offered_at = (SELECT max(o2.offered_at) FROM rollout_outcomes o2 WHERE o2.uuid = d.uuid))`);
+  }
   if (f.match === 'any' && conditions.length > 1) where.push(`(${conditions.join(' OR ')})`);
   else where.push(...conditions);
   if (f.search !== undefined) {

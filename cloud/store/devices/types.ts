@@ -52,7 +52,11 @@ export interface InventoryFilter {
   crashedSince?: string;
   /** Devices whose last heartbeat's largest free block is below this many bytes. */
   lowHeapBelow?: number;
-  /** How the conditions (notSeenSince, noBackupSince, crashedSince, lowHeapBelow) combine: every one given (the default) or any of them. */
+  /** Devices whose last reported version is older than the newest RELEASED version of the track they last checked on. */
+  behind?: boolean;
+  /** Devices whose latest update (the release they were offered last) failed. */
+  failedUpdate?: boolean;
+  /** How the conditions (notSeenSince, noBackupSince, crashedSince, lowHeapBelow, behind, failedUpdate) combine: every one given (the default) or any of them. */
   match?: 'all' | 'any';
   /** Keyset pagination: UUIDs after this one. */
   after?: string;

@@ -2,7 +2,7 @@
 // Versions and tracks are ordered with COLLATE "C" (byte order, as SQLite); a write that reads first
 // locks what it read (FOR SHARE, FOR UPDATE) in its transaction.
 import { changed, numbered, type PostgresConnection } from '../postgres-pool.ts';
-import { imageFromRow, outcomeCountsFromRows, releaseFromRow, rolloutFromRow, signingFromRow, trackFromRow } from './rows.ts';
+import { imageFromRow, outcomeCountsFromRows, outcomeDeviceFromRow, outcomeDevicesSql, outcomeDevicesValues, releaseFromRow, rolloutFromRow, signingFromRow, trackFromRow, type OutcomeDeviceRow } from './rows.ts';
 import { RELEASE_COLUMNS, releaseValues, ROLLOUT_CHANGES, rolloutValues, signingKeysJson, trackArgs, upsertRolloutSql } from './rows.ts';
 import type { ImageRow, ReleaseRow, RolloutRow, TrackRow, TrackSigningRow } from './rows.ts';
 import type { ReleaseStore } from './types.ts';
@@ -124,6 +124,11 @@ export function postgresReleases({ pool, tx }: PostgresConnection): ReleaseStore
         [...trackArgs(t), version],
       );
       return outcomeCountsFromRows(rows);
+    },
+
+    async outcomeDevices(t, version, o) {
+      const { rows } = await pool.query<OutcomeDeviceRow>(outcomeDevicesSql(TRACK, (n) => `$${n}`), outcomeDevicesValues(t, version, o));
+      return rows.map(outcomeDeviceFromRow);
     },
   };
 }

@@ -1,7 +1,7 @@
 // The release tables as both halves read and write them (firmware_releases, firmware_images, rollouts,
 // rollout_outcomes, track_signing): row shapes, their records, column lists. PostgreSQL returns BIGINT
 // and count(*) as strings and booleans as booleans, SQLite numbers for all three; both go through here.
-import type { FirmwareRelease, HostedImage, OutcomeCounts, ReleaseTrack, Rollout, TrackSigning, TrackSummary } from './types.ts';
+import type { FirmwareRelease, HostedImage, OutcomeCounts, OutcomeDevice, ReleaseTrack, Rollout, TrackSigning, TrackSummary } from './types.ts';
 
 export const trackArgs = (t: ReleaseTrack): [string, string, string] => [t.class, t.productHex, t.application];
 
@@ -195,3 +195,40 @@ export function signingFromRow(r: TrackSigningRow): TrackSigning {
 export function signingKeysJson(s: TrackSigning): string {
   return JSON.stringify(s.keys.map((k) => (k.label === undefined ? { digest: k.digest } : { digest: k.digest, label: k.label })));
 }
+
+/** A row of rollout_outcomes as both halves read it. */
+export interface OutcomeDeviceRow {
+  uuid: string;
+  outcome: OutcomeDevice['outcome'];
+  from_version: string;
+  offered_at: string;
+  settled_at: string | null;
+  attempts: number | string;
+}
+
+export const outcomeDeviceFromRow = (r: OutcomeDeviceRow): OutcomeDevice => ({
+  uuid: r.uuid,
+  outcome: r.outcome,
+  fromVersion: r.from_version,
+  offeredAt: r.offered_at,
+  settledAt: r.settled_at,
+  attempts: Number(r.attempts),
+});
+
+/**
+ * The devices of one release's outcomes, one kind or all (`outcome` null), by UUID after a cursor.
+ * `p(n)` writes the n-th placeholder; the values are those of outcomeDevicesValues.
+ */
+export const outcomeDevicesSql = (track: string, p: (n: number) => string) =>
+  `SELECT uuid, outcome, from_version, offered_at, settled_at, attempts FROM rollout_outcomes
+   WHERE ${track} AND version = ${p(4)} AND (CAST(${p(5)} AS TEXT) IS NULL OR outcome = ${p(6)}) AND uuid > ${p(7)}
+   ORDER BY uuid LIMIT ${p(8)}`;
+
+export const outcomeDevicesValues = (t: ReleaseTrack, version: string, o: { outcome?: string; after?: string; limit: number }): unknown[] => [
+  ...trackArgs(t),
+  version,
+  o.outcome ?? null,
+  o.outcome ?? null,
+  o.after ?? '',
+  o.limit,
+];

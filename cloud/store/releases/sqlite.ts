@@ -2,7 +2,7 @@
 // statements prepared once; a write that reads first is one IMMEDIATE transaction.
 import { placeholders, type SqliteConnection } from '../sqlite-connection.ts';
 import { imageFromRow, outcomeCountsFromRows, releaseFromRow, rolloutFromRow, signingFromRow, trackFromRow } from './rows.ts';
-import { RELEASE_COLUMNS, releaseValues, ROLLOUT_CHANGES, rolloutValues, signingKeysJson, trackArgs, upsertRolloutSql } from './rows.ts';
+import { outcomeDeviceFromRow, outcomeDevicesSql, outcomeDevicesValues, RELEASE_COLUMNS, releaseValues, ROLLOUT_CHANGES, rolloutValues, signingKeysJson, trackArgs, upsertRolloutSql, type OutcomeDeviceRow } from './rows.ts';
 import type { ImageRow, ReleaseRow, RolloutRow, TrackRow, TrackSigningRow } from './rows.ts';
 import type { ReleaseStore, ReleaseTrack } from './types.ts';
 
@@ -36,6 +36,7 @@ export function sqliteReleases(c: SqliteConnection): ReleaseStore {
     outcomeCounts: db.prepare<unknown[], { outcome: string; n: number }>(
       `SELECT outcome, count(*) AS n FROM rollout_outcomes WHERE ${TRACK} AND version = ? GROUP BY outcome`,
     ),
+    outcomeDevices: db.prepare<unknown[], OutcomeDeviceRow>(outcomeDevicesSql(TRACK, () => '?')),
     getSigning: db.prepare<unknown[], TrackSigningRow>(`SELECT required, keys, updated_at FROM track_signing WHERE ${TRACK}`),
     putSigning: db.prepare<unknown[], TrackSigningRow>(
       `INSERT INTO track_signing (class, product_hex, application, required, keys, updated_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -106,5 +107,6 @@ export function sqliteReleases(c: SqliteConnection): ReleaseStore {
     deleteRollout: (t, version) => c.write(() => stmts.deleteRollout.run(...trackArgs(t), version).changes > 0),
 
     outcomeCounts: (t, version) => c.read(() => outcomeCountsFromRows(stmts.outcomeCounts.all(...trackArgs(t), version))),
+    outcomeDevices: (t, version, o) => c.read(() => stmts.outcomeDevices.all(...outcomeDevicesValues(t, version, o)).map(outcomeDeviceFromRow)),
   };
 }

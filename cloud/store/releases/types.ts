@@ -101,6 +101,18 @@ export interface OutcomeCounts {
   failed: number;
 }
 
+/** One device's update outcome for a release (table rollout_outcomes). */
+export interface OutcomeDevice {
+  uuid: string;
+  outcome: 'pending' | 'succeeded' | 'failed';
+  /** The version it ran when it was offered this release. */
+  fromVersion: string;
+  offeredAt: string;
+  settledAt: string | null;
+  /** How many times it was offered the release. */
+  attempts: number;
+}
+
 export interface TrackSummary extends ReleaseTrack {
   released: number;
   revoked: number;
@@ -140,4 +152,6 @@ export interface ReleaseStore {
   deleteRollout(track: ReleaseTrack, version: string): Promise<boolean>;
   /** Update outcomes of one release (pending, succeeded, failed devices). */
   outcomeCounts(track: ReleaseTrack, version: string): Promise<OutcomeCounts>;
+  /** The devices behind those counts, by UUID; `outcome` picks one kind, `after` pages on. */
+  outcomeDevices(track: ReleaseTrack, version: string, o: { outcome?: OutcomeDevice['outcome']; after?: string; limit: number }): Promise<OutcomeDevice[]>;
 }

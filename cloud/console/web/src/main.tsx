@@ -1,7 +1,7 @@
 // The operator console (docs/operator-console.md): one page, hash routes, the admin API behind every
 // action. Preact renders every value as text.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useHash } from '../../../../web-common/browser/hooks.ts';
 import { api, setCsrfToken, whenUnauthorized } from './api.ts';
 import { AppConfig } from './pages/appconfig.tsx';
@@ -14,7 +14,7 @@ import { ReleasePage } from './pages/release.tsx';
 import { Releases } from './pages/releases.tsx';
 import { placeOf, type Place } from './routes.ts';
 import type { Session } from './types.ts';
-import { ErrorLine } from './ui.tsx';
+import { ErrorLine, when } from './ui.tsx';
 import './styles.css';
 
 const PAGES = [
@@ -49,10 +49,15 @@ function App() {
   // undefined while asking whether a session is open (after a reload), null when logged out.
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
+  // When the open session ended by itself (the cloud answered 401): its end, for the log-in page to say.
+  const [ended, setEnded] = useState<string | null>(null);
+  const open = useRef<Session | null | undefined>(undefined);
+  open.current = session;
   const hash = useHash();
   useEffect(() => {
     whenUnauthorized(() => {
       setCsrfToken(null);
+      if (open.current) setEnded(when(open.current.expires_at));
       setSession(null);
     });
     api<Session>('GET', '/console/session').then(
@@ -64,7 +69,16 @@ function App() {
     );
   }, []);
   if (session === undefined) return <p class="loading">Loading the console…</p>;
-  if (session === null) return <Login onLogin={setSession} />;
+  if (session === null)
+    return (
+      <Login
+        ended={ended}
+        onLogin={(s) => {
+          setEnded(null);
+          setSession(s);
+        }}
+      />
+    );
   const page = pageOf(placeOf(hash));
   const logout = async () => {
     try {
@@ -88,6 +102,7 @@ function App() {
         </nav>
         <p class="who">
           Signed in as <span class="subject">{session.subject ?? '(no subject)'}</span>{' '}
+          <span class="until" title="the session lasts as long as the token it was opened with">until {when(session.expires_at).slice(11)}</span>{' '}
           <button type="button" onClick={logout}>
             Log out
           </button>

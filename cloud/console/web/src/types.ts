@@ -8,7 +8,9 @@ import type {
   FunctionConfig as FunctionConfigShape,
   Release as ReleaseShape,
   Rollout as RolloutShape,
+  RolloutDeviceList,
   TrackList,
+  TrackSigning as TrackSigningShape,
 } from '../../../schema/api.ts';
 import type { DeviceHealthTimeline, FleetHealth as FleetHealthShape, ReleaseHealth as ReleaseHealthShape, ReleaseHealthFigures } from '../../../schema/health.ts';
 import type { HealthReport, HeartbeatReport } from '../../../device-health/reports.ts';
@@ -20,6 +22,8 @@ export type Release = Static<typeof ReleaseShape>;
 export type Device = Static<typeof DeviceShape> & { groups: string[] };
 export type FunctionConfig = Static<typeof FunctionConfigShape>;
 export type AuditEntry = Static<typeof AuditList>['entries'][number];
+export type OutcomeDevices = Static<typeof RolloutDeviceList>;
+export type TrackSigning = Static<typeof TrackSigningShape>;
 /**
  * A device's timeline. Its reports are typed by the cloud's report interfaces (cloud/device-health/reports.ts),
  * as the CLI's are: the TypeBox shapes of the reports are built by a helper that takes its fields as a

@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
 import type { Release, Rollout, Track } from '../types.ts';
-import { Action } from '../ui.tsx';
+import { Action, when } from '../ui.tsx';
 import { scheduleText } from '../../../../ota/schedule-text.ts';
 
 export function RolloutCell({ track, release, reload }: { track: Pick<Track, 'class' | 'product_hex' | 'application'>; release: Release; reload: () => void }) {
@@ -23,6 +23,11 @@ export function RolloutCell({ track, release, reload }: { track: Pick<Track, 'cl
         {r.groups.length > 0 ? <> + groups {r.groups.join(', ')}</> : null}
         {scheduleText(r) ? <> ({scheduleText(r)})</> : null}
       </p>
+      {r.next_step ? (
+        <p class="next-step">
+          Next step: {r.next_step.percent} % at {when(r.next_step.at)}
+        </p>
+      ) : null}
       {r.paused_reason ? <p class="reason">{r.paused_reason}</p> : null}
       <form
         class="inline"

@@ -8,7 +8,7 @@ import { DeviceDetails } from '../components/device-details.tsx';
 import { deviceHref } from '../routes.ts';
 import type { Device } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
-import { ErrorLine, Section, Table, when } from '../ui.tsx';
+import { ErrorLine, Section, when } from '../ui.tsx';
 
 interface Filters {
   search: string;
@@ -16,9 +16,12 @@ interface Filters {
   group: string;
   not_seen_days: string;
   no_backup_days: string;
+  /** 'true' or '': the API's behind and failed_update conditions. */
+  behind: string;
+  failed_update: string;
 }
 
-const EMPTY: Filters = { search: '', version: '', group: '', not_seen_days: '', no_backup_days: '' };
+const EMPTY: Filters = { search: '', version: '', group: '', not_seen_days: '', no_backup_days: '', behind: '', failed_update: '' };
 
 function query(f: Filters): string {
   const q = new URLSearchParams();
@@ -26,6 +29,17 @@ function query(f: Filters): string {
   q.set('limit', '500');
   return q.toString();
 }
+
+/** The columns a click sorts the page by, and what each sorts on. */
+const SORTS = {
+  UUID: (d: Device) => d.uuid,
+  Track: (d: Device) => (d.last_check ? `${d.last_check.class} ${d.last_check.product_hex} ${d.last_check.application}` : ''),
+  Version: (d: Device) => d.last_check?.version ?? '',
+  'Last check': (d: Device) => d.last_check?.at ?? '',
+  'Last backup': (d: Device) => d.backup?.last_backup_date ?? '',
+} as const;
+type SortColumn = keyof typeof SORTS;
+const COLUMNS = ['UUID', 'Label', 'Track', 'Version', 'Last check', 'Last backup', 'Groups'] as const;
 
 export function Devices() {
   const [draft, setDraft] = useState<Filters>(EMPTY);
@@ -43,6 +57,9 @@ export function Devices() {
     </label>
   );
   const devices = data?.devices ?? [];
+  const [sort, setSort] = useState<{ by: SortColumn; descending: boolean }>({ by: 'UUID', descending: false });
+  const key = SORTS[sort.by];
+  const sorted = [...devices].sort((a, b) => (sort.descending ? -1 : 1) * key(a).localeCompare(key(b)));
   return (
     <Section title="Devices">
       <form
@@ -57,6 +74,14 @@ export function Devices() {
         {field('group', 'Group')}
         {field('not_seen_days', 'Not seen for (days)', 'number')}
         {field('no_backup_days', 'No backup for (days)', 'number')}
+        <label class="check">
+          <input name="behind" type="checkbox" checked={draft.behind === 'true'} onChange={(e) => setDraft({ ...draft, behind: (e.target as HTMLInputElement).checked ? 'true' : '' })} />
+          Behind the newest release
+        </label>
+        <label class="check">
+          <input name="failed_update" type="checkbox" checked={draft.failed_update === 'true'} onChange={(e) => setDraft({ ...draft, failed_update: (e.target as HTMLInputElement).checked ? 'true' : '' })} />
+          Failed its last update
+        </label>
         <button type="submit">Apply</button>
       </form>
       <ErrorLine error={error} />
@@ -64,8 +89,25 @@ export function Devices() {
         {devices.length} device{devices.length === 1 ? '' : 's'}
         {data?.next_after ? ' (more: narrow the filters)' : ''}
       </p>
-      <Table columns={['UUID', 'Label', 'Version', 'Last check', 'Last backup', 'Groups']}>
-        {devices.map((d) => (
+      <table>
+        <thead>
+          <tr>
+            {COLUMNS.map((c) =>
+              c in SORTS ? (
+                <th key={c} aria-sort={sort.by === c ? (sort.descending ? 'descending' : 'ascending') : undefined}>
+                  <button type="button" class="link sort" onClick={() => setSort({ by: c as SortColumn, descending: sort.by === c ? !sort.descending : false })}>
+                    {c}
+                    {sort.by === c ? (sort.descending ? ' ▼' : ' ▲') : ''}
+                  </button>
+                </th>
+              ) : (
+                <th key={c}>{c}</th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>
+        {sorted.map((d) => (
           <Fragment key={d.uuid}>
             <tr data-uuid={d.uuid} class="clickable" onClick={() => setOpen(open === d.uuid ? null : d.uuid)}>
               <td class="mono">
@@ -74,6 +116,7 @@ export function Devices() {
                 </button>
               </td>
               <td class="label">{d.label ?? ''}</td>
+              <td class="mono">{d.last_check ? `${d.last_check.class} ${d.last_check.product_hex} ${d.last_check.application}` : '—'}</td>
               <td class="mono">{d.last_check?.version ?? '—'}</td>
               <td>{when(d.last_check?.at)}</td>
               <td>{when(d.backup?.last_backup_date)}</td>
@@ -81,7 +124,7 @@ export function Devices() {
             </tr>
             {open === d.uuid ? (
               <tr>
-                <td colSpan={6}>
+                <td colSpan={COLUMNS.length}>
                   <DeviceDetails d={d} />
                   <p>
                     <a href={deviceHref(d.uuid)}>Health timeline of {d.uuid}</a>
@@ -91,7 +134,8 @@ export function Devices() {
             ) : null}
           </Fragment>
         ))}
-      </Table>
+        </tbody>
+      </table>
     </Section>
   );
 }

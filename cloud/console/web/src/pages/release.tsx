@@ -6,6 +6,7 @@ import { useLoad } from '../../../../../web-common/browser/hooks.ts';
 import { api, apiPath } from '../api.ts';
 import { HealthGate, ReleaseHealthTable } from '../components/release-health.tsx';
 import { RolloutCell } from '../components/rollout.tsx';
+import { RolloutProgress } from '../components/rollout-progress.tsx';
 import type { TrackId } from '../routes.ts';
 import type { Release, ReleaseHealth } from '../types.ts';
 import { ErrorLine, Section, when } from '../ui.tsx';
@@ -39,9 +40,8 @@ export function ReleasePage({ track, version }: { track: TrackId; version: strin
                 {r.status}, released {when(r.released_at)}
               </p>
               {r.rollout ? <RolloutCell track={track} release={r} reload={reload} /> : <p class="muted">No staged rollout: offered to every device on the track.</p>}
-              <p class="outcomes">
-                Outcomes seen by update checks: {r.outcomes.succeeded} succeeded, {r.outcomes.failed} failed, {r.outcomes.pending} pending
-              </p>
+              <h3>Outcomes seen by update checks</h3>
+              <RolloutProgress release={r} rolloutPath={`${trackPath}${apiPath(version, 'rollout')}`} />
             </>
           ) : null}
         </Section>

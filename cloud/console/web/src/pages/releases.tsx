@@ -5,16 +5,30 @@ import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
 import { RolloutCell } from '../components/rollout.tsx';
 import { releaseHref } from '../routes.ts';
-import type { Release, Track } from '../types.ts';
+import type { Release, Track, TrackSigning } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
 import { Action, ErrorLine, Section, Table, when } from '../ui.tsx';
 
 const trackKey = (t: Track) => `${t.class}/${t.product_hex}/${t.application}`;
 
+/** The track's signing requirement (docs/secure-boot.md): whether unsigned images are refused, and by which keys. */
+function SigningLine({ track }: { track: Track }) {
+  const { data } = useLoad(() => api<TrackSigning>('GET', apiPath('admin', 'tracks', track.class, track.product_hex, track.application, 'signing')), [trackKey(track)]);
+  if (!data) return null;
+  const keys = data.keys.map((k) => k.label ?? `${k.digest.slice(0, 12)}…`).join(', ');
+  return (
+    <p class="signing">
+      Signing: {data.required ? <strong>required</strong> : 'not required (unsigned images accepted)'}
+      {data.keys.length ? `; trusted key${data.keys.length === 1 ? '' : 's'}: ${keys}` : ''}
+    </p>
+  );
+}
+
 function Versions({ track }: { track: Track }) {
   const { data, error, reload } = useLoad(() => api<{ versions: Release[] }>('GET', apiPath('admin', 'firmware', track.class, track.product_hex, track.application)), [trackKey(track)]);
   return (
     <Section title={`Track ${trackKey(track)}`}>
+      <SigningLine track={track} />
       <ErrorLine error={error} />
       <Table columns={['Version', 'Status', 'Released', 'Image', 'Rollout', 'Outcomes', '']}>
         {(data?.versions ?? []).map((v) => (
@@ -39,7 +53,9 @@ function Versions({ track }: { track: Track }) {
               <RolloutCell track={track} release={v} reload={reload} />
             </td>
             <td class="outcomes">
-              <span title="succeeded">✓ {v.outcomes.succeeded}</span> <span title="failed">✗ {v.outcomes.failed}</span> <span title="pending">… {v.outcomes.pending}</span>
+              <a href={releaseHref(track, v.version)} title="the devices behind each number, on the release's page">
+                {v.outcomes.succeeded} succeeded, <span class={v.outcomes.failed > 0 ? 'bad' : undefined}>{v.outcomes.failed} failed</span>, {v.outcomes.pending} pending
+              </a>
             </td>
             <td>
               {v.status === 'RELEASED' ? (
