@@ -84,6 +84,9 @@ const env = (): NodeJS.ProcessEnv => ({
   PORT: String(cloudPort),
   FLEET_CLOUD_URL: `http://127.0.0.1:${cloudPort}`,
   FORCE_COLOR: '0',
+  // As the README's set-up has the reader export them (the SDK builds `image build`'s firmware).
+  ...(process.env.MODDABLE ? { MODDABLE: process.env.MODDABLE } : {}),
+  ...(process.env.LABGRID_SOURCE ? { LABGRID_SOURCE: process.env.LABGRID_SOURCE } : {}),
 });
 
 function rewrite(command: string): string {
