@@ -10,7 +10,7 @@ import { ClientSession, CoordinatorChannel } from '../../harness/farm/client.ts'
 import { labgridMissing, startCoordinator, type RunningCoordinator } from '../../harness/farm/coordinator.ts';
 import type { Place } from '../../harness/farm/labgrid/messages.ts';
 import { freeLoopbackPort } from '../../harness/ports.ts';
-import { FLEET_JS, ROOT } from './fleet-cli.ts';
+import { FLEET_JS, ROOT, toolEnv } from './fleet-cli.ts';
 
 export const FARM_RIG = fileURLToPath(new URL('../../harness/rigs/farm-two-board.json', import.meta.url));
 /** Two virtual boards started and health-checked, under load. */
@@ -79,7 +79,7 @@ export interface RunningProcess {
 
 /** `fleet …` as a process that runs on until stopped. */
 export function spawnFleet(args: string[], env: Record<string, string> = {}): RunningProcess {
-  const child = spawn(process.execPath, [FLEET_JS, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [FLEET_JS, ...args], { cwd: ROOT, env: { ...toolEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (c) => (out += c));

@@ -3,7 +3,7 @@
 // writes is typed, what the command prints (stdout and stderr) is collected, its exit code is read
 // from a marker line, since socat does not pass it on.
 import { spawn } from 'node:child_process';
-import { FLEET_JS, ROOT } from './fleet-cli.ts';
+import { FLEET_JS, ROOT, toolEnv } from './fleet-cli.ts';
 
 const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
 
@@ -20,7 +20,7 @@ export function fleetOnTerminal(args: string[], env: Record<string, string> = {}
   // The command travels in the environment: socat's address syntax gives ':' and ',' meanings.
   const child = spawn('socat', ['-', 'SYSTEM:eval "$FLEET_TERMINAL_COMMAND"; echo "[exit $?]",pty,setsid,ctty,stderr'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, FLEET_TERMINAL_COMMAND: command },
+    env: { ...toolEnv(), ...env, FLEET_TERMINAL_COMMAND: command },
   });
   let out = '';
   child.stdout.on('data', (c) => (out += c));

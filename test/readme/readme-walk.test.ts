@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/fleet-cli.ts';
+import { ROOT, toolEnv } from '../helpers/fleet-cli.ts';
 import { readmeCommands, withoutComment, type ReadmeCommand } from '../helpers/readme-commands.ts';
 
 interface Rule {
@@ -78,15 +78,11 @@ let cloudPort = 0;
 let boardRfc2217: string | undefined;
 const kept: { cloud?: Background; board?: Background } = {};
 const env = (): NodeJS.ProcessEnv => ({
-  PATH: process.env.PATH ?? '',
-  HOME: process.env.HOME ?? WALK,
+  ...toolEnv(),
   TMPDIR: process.env.TMPDIR ?? tmpdir(),
   PORT: String(cloudPort),
   FLEET_CLOUD_URL: `http://127.0.0.1:${cloudPort}`,
   FORCE_COLOR: '0',
-  // As the README's set-up has the reader export them (the SDK builds `image build`'s firmware).
-  ...(process.env.MODDABLE ? { MODDABLE: process.env.MODDABLE } : {}),
-  ...(process.env.LABGRID_SOURCE ? { LABGRID_SOURCE: process.env.LABGRID_SOURCE } : {}),
 });
 
 function rewrite(command: string): string {
