@@ -64,8 +64,16 @@ export function monitorCommand(program: Command, setExit: (code: number) => void
         process.stderr.write(`monitor: ${port} at ${o.baud} baud, reset ${method}${o.log ? `, log ${o.log}` : ''}${stops ? `, ${stops}` : ''}; ${keys}\n`);
         let timer: NodeJS.Timeout | undefined;
         let onKey: ((chunk: Buffer) => void) | undefined;
-        const ending = await new Promise<Ending>((end) => {
+        // Once it ends, lines still arriving (the rest of the chunk that held the matching line) are not written:
+        // with --until, the matching line is the last one.
+        let ended = false;
+        const ending = await new Promise<Ending>((resolveEnding) => {
+          const end = (e: Ending) => {
+            ended = true;
+            resolveEnding(e);
+          };
           console.onLineReceived = (line) => {
+            if (ended) return;
             process.stdout.write(paint(line) + '\n');
             if (o.log) appendFileSync(o.log, `${new Date().toISOString()} ${line}\n`);
             if (o.until?.test(line)) end({ why: 'matched' });
