@@ -24,8 +24,18 @@ const BACKUP_BYTES = 524_256; // the largest local backup (docs: its FFCE blob i
 const IMAGE_BYTES = 1536 * 1024;
 const SLOT_1 = 0x310000;
 const SAMPLE_MS = 20;
-/** One download piece (hal/http-exchange.ts RESPONSE_PIECE_BYTES, 4 KB) and its ArrayBuffer's header. */
+/**
+ * One download piece (hal/http-exchange.ts RESPONSE_PIECE_BYTES, 4 KB) and its ArrayBuffer's header.
+ * Where a sample falls, the slow board holds a whole piece where the fast one holds the window's
+ * remainder (lwIP's 5,760-byte window read as 4,096 + 1,664): measured, the image's peaks differ by
+ * 23,224 - 20,792 = 2,432 = 4,096 - 1,664, every run. The backup's piece is decrypted as it is
+ * written, so its plaintext (as long as the piece, less 16 bytes held back for the tag) is live beside
+ * it: two pieces (measured 4,016 and 4,496 bytes over the fast board). A board that queued what the
+ * sender sent ahead would hold hundreds of KB: the sender on loopback is done in milliseconds.
+ */
 const PIECE_SLACK = 4096 + 64;
+const IMAGE_SLACK = PIECE_SLACK;
+const BACKUP_SLACK = 2 * PIECE_SLACK;
 
 let cloud: TestCloud;
 let dir: string;
@@ -122,10 +132,10 @@ describe("a board whose flash takes its time reads its downloads at the flash's 
     const slowImagePeak = await installImage(await boardAt(4, 'typical', cloud.url));
     console.log(`slow reader: chunk heap peak during the backup ${slowBackupPeak} bytes (flash without time: ${fastBackupPeak}), during the image ${slowImagePeak} (${fastImagePeak}); the slow board's backup took ${slowSeconds.toFixed(1)} s`);
 
-    // At most one more download piece live where a sample falls (the one the flash is writing); a
-    // queue of what the sender sent ahead would be tens of KB.
-    expect(slowBackupPeak).toBeLessThanOrEqual(fastBackupPeak + PIECE_SLACK);
-    expect(slowImagePeak).toBeLessThanOrEqual(fastImagePeak + PIECE_SLACK);
+    // At most the piece the flash is writing live beyond the fast board (and, for the backup, its
+    // plaintext) where a sample falls; a queue of what the sender sent ahead would be hundreds of KB.
+    expect(slowBackupPeak).toBeLessThanOrEqual(fastBackupPeak + BACKUP_SLACK);
+    expect(slowImagePeak).toBeLessThanOrEqual(fastImagePeak + IMAGE_SLACK);
   });
 });
 
