@@ -1,7 +1,7 @@
 // Why the cloud could not start, in a sentence that names what to change: a listen that failed (the
 // address and the option), or a file the store or the secret needs. Shared by `fleet serve` in one
 // process and by each worker of a multi-worker serve (cloud/cluster/worker.ts), so both say the same.
-import { fileErrorMessage, isFileSystemError } from '../harness/file-errors.ts';
+import { fileErrorMessage, isFileSystemError } from './file-errors.ts';
 
 /** A listen that failed, as a sentence naming the address and what to do; undefined for other errors. */
 export function listenProblem(err: unknown, host: string, port: number): string | undefined {

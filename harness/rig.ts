@@ -9,7 +9,7 @@ import { CHIPS, type ChipName } from '../firmware/image/chips.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { checker, describeProblem, EXPECTED, shown } from '../cloud/schema/validator.ts';
 import { DEVICE_UUID_PATTERN, DEVICE_UUID_RULE } from '../cloud/schema/api.ts';
-import { FileArgumentError, fileErrorMessage, isFileSystemError } from './file-errors.ts';
+import { FileArgumentError, fileErrorMessage, isFileSystemError } from '../cloud/file-errors.ts';
 import { RigError } from './rig-error.ts';
 import { parseResetMethod, RESET_METHODS, type ResetMethod } from './transport/reset-sequence.ts';
 

@@ -27,7 +27,7 @@ import { serveCommand } from './commands/serve.ts';
 import { signingCommand } from './commands/signing.ts';
 import { simulateCommand } from './commands/simulate.ts';
 import { virtualCommand } from './commands/virtual.ts';
-import { fileErrorMessage, isFileSystemError, readFileArgument } from '../harness/file-errors.ts';
+import { fileErrorMessage, isFileSystemError, readFileArgument } from '../cloud/file-errors.ts';
 import { RigError } from '../harness/rig-error.ts';
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } as const;

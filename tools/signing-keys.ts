@@ -6,7 +6,7 @@ import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSy
 import { basename, dirname, join } from 'node:path';
 import { hex } from '../firmware/image/bytes.ts';
 import { publicKeyDigest, RSA_KEY_BITS, SecureBootError } from '../firmware/image/secure-boot.ts';
-import { readFileArgument } from '../harness/file-errors.ts';
+import { readFileArgument } from '../cloud/file-errors.ts';
 
 export class SigningKeyError extends Error {
   override name = 'SigningKeyError';

@@ -10,11 +10,11 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FirmwareBuildError, NO_LAUNCH } from '../../tools/moddable/firmware-build.ts';
-import { ruleDigest } from '../../tools/moddable/makefile.ts';
-import { PRELOADED_REGEXP_PROBLEM, preloadedRegExps } from '../../tools/moddable/xs-archive.ts';
-import { runStep, tail } from '../../tools/moddable/process.ts';
-import { ensureSdkTools, HOST_FIRMWARE_PREREQUISITES, missingPrerequisites, REPO_ROOT, takeLock, type SdkTools } from '../../tools/moddable/sdk.ts';
+import { FirmwareBuildError, NO_LAUNCH } from '../toolchain/firmware-build.ts';
+import { ruleDigest } from '../toolchain/makefile.ts';
+import { PRELOADED_REGEXP_PROBLEM, preloadedRegExps } from '../toolchain/xs-archive.ts';
+import { runStep, tail } from '../toolchain/process.ts';
+import { ensureSdkTools, HOST_FIRMWARE_PREREQUISITES, missingPrerequisites, REPO_ROOT, takeLock, type SdkTools } from '../toolchain/sdk.ts';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 export const PRODUCT_MANIFEST = join(REPO_ROOT, 'firmware/src/platform/moddable/manifest.json');

@@ -4,7 +4,7 @@
 // sector alignment, overlaps, the flash's size, and each file against the partition it starts.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fileErrorMessage, isFileSystemError } from '../file-errors.ts';
+import { fileErrorMessage, isFileSystemError } from '../../cloud/file-errors.ts';
 import { IMAGE_MAGIC } from '../../firmware/image/app-image.ts';
 import { otaSlots, parsePartitionTable, PARTITION_TABLE_OFFSET, type PartitionEntry } from '../../firmware/image/partition-table.ts';
 

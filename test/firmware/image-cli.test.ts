@@ -36,7 +36,7 @@ describe('fleet image', () => {
   };
 
   // The builds below are the controller's and the client's production builds of the default product,
-  // which the suite's set-up builds ahead (firmware/sdk-host/prebuild.ts): the command finds them cached.
+  // which the suite's set-up builds ahead (tools/moddable/prebuild-virtual.ts): the command finds them cached.
   it('builds the firmware into an app image whose descriptor carries the version', { timeout: 300_000 }, async () => {
     const out = join(dir, 'fw.bin');
     const r = await fleet(['image', 'build', '--version', '2026.03.01', '-o', out]);

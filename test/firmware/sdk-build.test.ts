@@ -7,9 +7,9 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFirmware, figureLines, FirmwareBuildError, MANIFESTS, type FirmwareBuild } from '../../tools/moddable/firmware-build.ts';
-import { makeList } from '../../tools/moddable/makefile.ts';
-import { ensureSdkTools, locateSdk, HOST_FIRMWARE_PREREQUISITES, missingPrerequisites, SdkSetupError, SHARED_SDK, type SdkTools } from '../../tools/moddable/sdk.ts';
+import { buildFirmware, figureLines, FirmwareBuildError, MANIFESTS, type FirmwareBuild } from '../../firmware/toolchain/firmware-build.ts';
+import { makeList } from '../../firmware/toolchain/makefile.ts';
+import { ensureSdkTools, locateSdk, HOST_FIRMWARE_PREREQUISITES, missingPrerequisites, SdkSetupError, SHARED_SDK, type SdkTools } from '../../firmware/toolchain/sdk.ts';
 
 const FIXTURE = resolve('test/fixtures/moddable-app');
 const out = mkdtempSync(join(tmpdir(), 'sdk-build-'));

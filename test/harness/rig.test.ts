@@ -1,7 +1,7 @@
 // Rig files: the shipped rigs load; a bad rig is refused naming the field and the value.
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { FileArgumentError } from '../../harness/file-errors.ts';
+import { FileArgumentError } from '../../cloud/file-errors.ts';
 import { loadRig, parseRig, RigError } from '../../harness/rig.ts';
 
 const rigPath = (name: string) => fileURLToPath(new URL(`../../harness/rigs/${name}.json`, import.meta.url));

@@ -1,7 +1,7 @@
-// Vitest global set-up: the virtual boards' firmware builds (firmware/sdk-host/prebuild.ts) before any
+// Vitest global set-up: the virtual boards' firmware builds (tools/moddable/prebuild-virtual.ts) before any
 // test starts a board, so that a build's minute on a fresh machine is not spent inside a test's time
 // limit. Cached in .cache/: on a second run this only checks that the builds are there.
-import { prebuild } from '../../firmware/sdk-host/prebuild.ts';
+import { prebuild } from '../../tools/moddable/prebuild-virtual.ts';
 
 export default async function setup(): Promise<void> {
   const t0 = performance.now();

@@ -4,7 +4,7 @@
 //   fleet console --port /dev/ttyUSB0 pubkey | fleet device enroll --public-key -
 // needs no hand work; the UUID is then taken from the answer. `--from-port` asks the board itself.
 import { Option, type Command } from 'commander';
-import { readFileArgument } from '../../harness/file-errors.ts';
+import { readFileArgument } from '../../cloud/file-errors.ts';
 import { path, type CloudClient } from '../client.ts';
 import { baudOption, seconds } from './port-options.ts';
 

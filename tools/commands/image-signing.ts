@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import { describeSignatures } from '../../firmware/image/describe.ts';
 import { MAX_SIG_BLOCKS, readSignatureSector, signImage, verifySignedImageBytes, type SecureBootVerdict } from '../../firmware/image/secure-boot.ts';
-import { readFileArgument } from '../../harness/file-errors.ts';
+import { readFileArgument } from '../../cloud/file-errors.ts';
 import { generateSigningKey, loadSigningKey, loadVerifyingKey, readPassphrase, writeNewFile, type LoadedKey } from '../signing-keys.ts';
 
 export class ImageSigningError extends Error {

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { chipByName } from '../../firmware/image/chips.ts';
 import { describeImage, formatImageDescription } from '../../firmware/image/describe.ts';
-import { readFileArgument } from '../../harness/file-errors.ts';
+import { readFileArgument } from '../../cloud/file-errors.ts';
 import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
 import { compilePartitionTable, PARTITION_TABLE_OFFSET, subtypeName, typeName } from '../../firmware/image/partition-table.ts';
 import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/virtual-payload.ts';

@@ -23,7 +23,7 @@ export function serveCommand(program: Command): void {
       const env = { ...process.env };
       if (o.port !== undefined) env.PORT = o.port;
       if (o.host !== undefined) env.HOST = o.host;
-      const [{ ConfigError, loadConfig }, { fileErrorMessage, isFileSystemError }] = await Promise.all([import('../../cloud/config.ts'), import('../../harness/file-errors.ts')]);
+      const [{ ConfigError, loadConfig }, { fileErrorMessage, isFileSystemError }] = await Promise.all([import('../../cloud/config.ts'), import('../../cloud/file-errors.ts')]);
       // The secret file is read or created by loadConfig, the store's folder by startCloudServer.
       let config: ReturnType<typeof loadConfig>;
       try {

@@ -9,8 +9,8 @@
 // or the SDK is missing.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { join, resolve } from 'node:path';
-import { buildFirmware, figureLines, MANIFESTS, PLATFORM, type Variant } from './firmware-build.ts';
-import { ensureSdkTools, REPO_ROOT } from './sdk.ts';
+import { buildFirmware, figureLines, MANIFESTS, PLATFORM, type Variant } from '../../firmware/toolchain/firmware-build.ts';
+import { ensureSdkTools, REPO_ROOT } from '../../firmware/toolchain/sdk.ts';
 
 const program = new Command('build:firmware')
   .description(`Build the firmware with the Moddable SDK for ${PLATFORM}: TypeScript, xsc, xsl (mc.xs.c), mcrez (mc.resources.c)`)

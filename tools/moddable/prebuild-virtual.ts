@@ -2,15 +2,15 @@
 // and the test suite's global set-up): every virtual board of the rigs in harness/rigs/, with the
 // settings of every scenario it may run, and the plain controller and client of each build kind. A
 // board whose build is missing still builds it when it starts (SdkBoard); ahead, the build's minute
-// is not spent inside a test's time limit. One build at a time (build.ts takes a lock).
+// is not spent inside a test's time limit. One build at a time (firmware/sdk-host/build.ts takes a lock).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadRig } from '../../harness/rig.ts';
 import { scaleScenario, smallScaleScenario } from '../../harness/scale.ts';
 import { scenarios } from '../../harness/scenarios/index.ts';
-import { DEFAULT_VARIANT, variantOf } from '../virtual-esp32/firmware-image.ts';
-import { hostFirmware, variantConfig, type HostVariant } from './build.ts';
+import { DEFAULT_VARIANT, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { hostFirmware, variantConfig, type HostVariant } from '../../firmware/sdk-host/build.ts';
 
 const RIGS = fileURLToPath(new URL('../../harness/rigs/', import.meta.url));
 

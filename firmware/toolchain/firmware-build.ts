@@ -9,8 +9,8 @@
 // and only targets that launch nothing are named (../shared/moddable-sdk/SNAPSHOT.md).
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
-import { PARTITION_TYPES } from '../../firmware/image/partition-table.ts';
+import { parsePartitionCsv } from '../image/partition-csv.ts';
+import { PARTITION_TYPES } from '../image/partition-table.ts';
 import { manifestProblems } from './manifest-check.ts';
 import { makeList, makeVariable, ruleDigest } from './makefile.ts';
 import { runStep, tail, type StepResult } from './process.ts';

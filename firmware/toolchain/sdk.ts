@@ -5,16 +5,16 @@
 // because its makefiles write into the SDK's own build/ folder, which may be read-only. Not built: xsbug
 // and mcsim (GTK 3, not needed to build firmware), serial2xsbug.
 //
-//   npx tsx tools/moddable/sdk.ts          builds the tools if the cache lacks them; prints where they are
+//   npx tsx firmware/toolchain/sdk.ts          builds the tools if the cache lacks them; prints where they are
 // Exit codes: 0 ready, 1 the SDK's tools failed to build, 4 a prerequisite or the SDK is missing.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runStep, tail } from './process.ts';
-import { locateSdk, SdkSetupError, type SdkSource } from '../../firmware/toolchain/sdk-location.ts';
+import { locateSdk, SdkSetupError, type SdkSource } from './sdk-location.ts';
 
 // Where the SDK is found lives below the tools, for the harness too (firmware/toolchain/sdk-location.ts).
-export { locateSdk, SdkSetupError, SHARED_SDK, sdkIdentity, type SdkSource } from '../../firmware/toolchain/sdk-location.ts';
+export { locateSdk, SdkSetupError, SHARED_SDK, sdkIdentity, type SdkSource } from './sdk-location.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** The tools a firmware build needs, in `build/bin/lin/release` of the SDK copy. */
