@@ -161,7 +161,12 @@ describe("a device's actions", () => {
     await open('act-06');
     const start = page.getByRole('button', { name: 'Remove device…' });
     // The danger style: white on red, unlike every other button.
-    const colours = (el: typeof start) => el.evaluate((b) => [getComputedStyle(b).color, getComputedStyle(b).backgroundColor]);
+    // Runs in the browser (the tests are type-checked for Node, not for the DOM).
+    const colours = (el: typeof start) =>
+      el.evaluate((b) => {
+        const style = (globalThis as unknown as { getComputedStyle: (e: unknown) => { color: string; backgroundColor: string } }).getComputedStyle(b);
+        return [style.color, style.backgroundColor];
+      });
     expect(await colours(start)).toEqual(['rgb(255, 255, 255)', 'rgb(180, 35, 24)']);
     expect(await colours(page.getByRole('button', { name: 'Save label' }))).not.toEqual(['rgb(255, 255, 255)', 'rgb(180, 35, 24)']);
     let dialogs = 0;
