@@ -1,7 +1,7 @@
 // The console's answers to two questions and its device actions, in a real browser (Debian's chromium
 // driven by playwright-core) against the real cloud on loopback (docs/operator-console.md): how many
 // devices run each version of a track (the Releases page, each version opening the devices page
-// filtered by it), and a device's page setting its label and groups and removing it (in the danger
+// filtered by it; the track's trusted signing keys by their labels), and a device's page setting its label and groups and removing it (in the danger
 // style, after an in-page confirmation naming it), refusals shown as the API's message, each action in
 // the audit log as the console's. Every part at 1,280 px and at 420 px wide, which must not overflow.
 // Screenshots go to reports/console/actions-*.png.
@@ -57,6 +57,9 @@ beforeAll(async () => {
   cloud = await startTestCloud();
   for (const v of ['2026.01.01', '2026.02.01', '2026.03.01']) expect((await cloud.admin('PUT', `${TRACK_PATH}/${v}`, { no_image: true })).status).toBe(201);
   expect((await cloud.admin('POST', `${TRACK_PATH}/2026.01.01/revoke`)).status).toBe(200);
+  // Two trusted keys: one named by the operator, one known by its digest alone.
+  const signing = { required: false, keys: [{ digest: 'ab'.repeat(32), label: 'release 2026' }, { digest: 'cd'.repeat(32) }] };
+  expect((await cloud.admin('PUT', `/admin/tracks/${TRACK.class}/${TRACK.product_hex}/${TRACK.application}/signing`, signing)).status).toBe(200);
   for (const [uuid, version] of FLEET) {
     await cloud.enroll(uuid);
     await fetch(`${cloud.url}/ota/${TRACK.class}/${TRACK.product_hex}/${TRACK.application}?current_version=${version}`, { headers: { 'x-device-uuid': uuid } });
@@ -87,6 +90,8 @@ describe('devices per version', () => {
     const api = (await cloud.adminJson('GET', `/admin/device-versions?class=${TRACK.class}`)).body;
     expect(api.tracks[0].versions.map((v: any) => [v.version, String(v.devices)])).toEqual(rows.map((r) => [r[0], r[1]]));
     expect(await table.locator('p.muted').textContent()).toBe('6 devices on this track, by the version each reported at its last check:');
+    // A trusted key by its label and the start of its digest; one without a label by its digest.
+    expect(await page.locator('p.signing').textContent()).toBe(`Signing: not required (unsigned images accepted); trusted keys: release 2026 (${'ab'.repeat(6)}…), ${'cd'.repeat(6)}…`);
     await atEachWidth(async (width) => {
       await table.scrollIntoViewIfNeeded();
       expect(await overflow(), `${width} px`).toBeLessThanOrEqual(0);

@@ -17,7 +17,8 @@ const trackKey = (t: Track) => `${t.class}/${t.product_hex}/${t.application}`;
 function SigningLine({ track }: { track: Track }) {
   const { data } = useLoad(() => api<TrackSigning>('GET', apiPath('admin', 'tracks', track.class, track.product_hex, track.application, 'signing')), [trackKey(track)]);
   if (!data) return null;
-  const keys = data.keys.map((k) => k.label ?? `${k.digest.slice(0, 12)}…`).join(', ');
+  // A key is known by its digest; its label, when the track's setting gives one, is the name people use.
+  const keys = data.keys.map((k) => (k.label ? `${k.label} (${k.digest.slice(0, 12)}…)` : `${k.digest.slice(0, 12)}…`)).join(', ');
   return (
     <p class="signing">
       Signing: {data.required ? <strong>required</strong> : 'not required (unsigned images accepted)'}
