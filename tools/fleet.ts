@@ -166,7 +166,7 @@ export function buildProgram(): Command {
   rolloutCommands(program, client);
   auditCommand(program, client);
 
-  const device = program.command('device').description('Enroll, remove, list and show devices (the inventory), set their groups');
+  const device = program.command('device').description('Enroll, remove, list and show devices (the inventory), count their versions, set their labels and groups');
   enrollCommand(device, client, print);
   device
     .command('remove')

@@ -13,9 +13,9 @@ import type { HealthService } from '../device-health/service.ts';
 import { deviceHealthView } from '../device-health/views.ts';
 import type { ReleaseService } from '../ota/releases.ts';
 import { Type } from '@sinclair/typebox';
-import { DeviceGroupsBody, EnrollBody, InventoryQuery, Label, UuidParams } from '../schema/api.ts';
+import { DeviceGroupsBody, DeviceLabelBody, DeviceVersionsQuery, EnrollBody, InventoryQuery, Label, UuidParams } from '../schema/api.ts';
 import { checked, checker } from '../schema/request.ts';
-import type { CloudStore, DeviceRecord, InventoryFilter, InventoryRecord } from '../store/types.ts';
+import type { CloudStore, DeviceRecord, InventoryFilter, InventoryRecord, TrackFilter, VersionCount } from '../store/types.ts';
 import { auditRoutes, who } from './audit.ts';
 import { firmwareRoutes } from './firmware.ts';
 import { healthAdminRoutes } from './health.ts';
@@ -38,6 +38,8 @@ const checkEnroll = checker(EnrollBody);
 const checkLabel = checker(Type.Object({ label: Label }));
 const checkGroups = checker(DeviceGroupsBody);
 const checkInventory = checker(InventoryQuery);
+const checkDeviceLabel = checker(DeviceLabelBody);
+const checkVersionsQuery = checker(DeviceVersionsQuery);
 const DAY_MS = 86_400_000;
 export const INVENTORY_DEFAULT_LIMIT = 1000;
 export const INVENTORY_MAX_LIMIT = 10_000;
@@ -56,6 +58,21 @@ export function inventoryView(d: InventoryRecord) {
     backup: d.backup && { size: d.backup.size, etag: d.backup.etag, last_backup_date: d.backup.lastBackupDate },
     health: deviceHealthView(d.health),
   };
+}
+
+/** Counts of versions grouped by track, in the store's order (tracks in order, versions newest first). */
+export function deviceVersionsView(counts: VersionCount[]) {
+  const tracks: { class: string; product_hex: string; application: string; devices: number; versions: { version: string; devices: number; status: VersionCount['status'] }[] }[] = [];
+  for (const c of counts) {
+    let t = tracks.at(-1);
+    if (!t || t.class !== c.track.class || t.product_hex !== c.track.productHex || t.application !== c.track.application) {
+      t = { class: c.track.class, product_hex: c.track.productHex, application: c.track.application, devices: 0, versions: [] };
+      tracks.push(t);
+    }
+    t.devices += c.devices;
+    t.versions.push({ version: c.version, devices: c.devices, status: c.status });
+  }
+  return { tracks };
 }
 
 function uuidParam(req: Request): string {
@@ -108,6 +125,18 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
   );
 
   router.get(
+    '/admin/device-versions',
+    route(async (req, res) => {
+      const q = checked(checkVersionsQuery, { ...req.query }, 'invalid_query');
+      const filter: TrackFilter = {};
+      if (q.class !== undefined) filter.class = q.class;
+      if (q.product_hex !== undefined) filter.productHex = q.product_hex.toLowerCase();
+      if (q.application !== undefined) filter.application = q.application;
+      sendJson(res, 200, deviceVersionsView(await store.countDeviceVersions(filter)));
+    }),
+  );
+
+  router.get(
     '/admin/devices/:uuid',
     route(async (req, res) => {
       const [device] = await store.listInventory({ uuid: uuidParam(req), limit: 1 });
@@ -148,7 +177,22 @@ export function adminRoutes(deps: AdminRoutesDeps): Router {
       if (!(await store.setDeviceGroups(uuid, groups))) throw new ApiError('device_not_found');
       // Rollouts by group read their members when a track loads: every track is reloaded.
       await deps.releases.groupsChanged();
+      res.locals.audit = { groups };
       log.info('device groups set', { uuid, groups, by: who(res) });
+      const [device] = await store.listInventory({ uuid, limit: 1 });
+      sendJson(res, 200, inventoryView(device!));
+    }),
+  );
+
+  router.put(
+    '/admin/devices/:uuid/label',
+    route(async (req, res) => {
+      const uuid = uuidParam(req);
+      const { label } = checked(checkDeviceLabel, requireJsonBody(req), 'invalid_body');
+      const kept = label === null || label === '' ? null : label;
+      if (!(await store.setDeviceLabel(uuid, kept, iso()))) throw new ApiError('device_not_found');
+      res.locals.audit = { label: kept };
+      log.info(kept === null ? 'device label cleared' : 'device label set', { uuid, by: who(res) });
       const [device] = await store.listInventory({ uuid, limit: 1 });
       sendJson(res, 200, inventoryView(device!));
     }),

@@ -155,6 +155,19 @@ export const DeviceGroupsBody = Type.Object(
   { groups: Type.Array(GroupName, { maxItems: 32, uniqueItems: true }) },
   { title: 'DeviceGroups', additionalProperties: false, ...code('invalid_device_groups') },
 );
+export const DeviceLabelBody = Type.Object(
+  { label: Type.Union([Label, Type.Null()], { description: 'The new label; null or "" clears it', [EXPECTED]: 'at most 200 characters without control characters, or null' }) },
+  { title: 'DeviceLabel', additionalProperties: false, ...code('invalid_body') },
+);
+/** Which tracks GET /admin/device-versions counts: every one, or those matching what is given. */
+export const DeviceVersionsQuery = Type.Object(
+  {
+    class: Type.Optional({ ...Name, description: 'Only this hardware class', ...code('invalid_query') }),
+    product_hex: Type.Optional({ ...ProductHex, ...code('invalid_query') }),
+    application: Type.Optional({ ...Name, description: 'Only this application', ...code('invalid_query') }),
+  },
+  { additionalProperties: false, ...code('invalid_query') },
+);
 const IsoSince = Type.String({ format: 'date-time', [EXPECTED]: 'an ISO 8601 timestamp such as 2026-11-21T12:00:00Z' });
 export const InventoryQuery = Type.Object(
   {
@@ -328,6 +341,32 @@ export const DeviceList = Type.Object(
   { devices: Type.Array(Device), next_after: Nullable(Type.String({ description: 'Pass as after= for the next page; null on the last one' })) },
   { title: 'DeviceList', additionalProperties: false },
 );
+/** Devices per version per track, from each device's last OTA check (docs/device-inventory.md); a device that never checked is on no track. */
+export const DeviceVersions = Type.Object(
+  {
+    tracks: Type.Array(
+      Type.Object(
+        {
+          ...TrackFields,
+          devices: Type.Integer({ description: 'Devices whose last check was on this track' }),
+          versions: Type.Array(
+            Type.Object(
+              {
+                version: Type.String(),
+                devices: Type.Integer({ description: 'Devices that reported this version at their last check' }),
+                status: Nullable(Type.Union([Type.Literal('RELEASED'), Type.Literal('REVOKED')], { description: "The release's status (null: no release of this version on the track)" })),
+              },
+              { additionalProperties: false },
+            ),
+            { description: 'Newest first' },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { title: 'DeviceVersions', additionalProperties: false },
+);
 const Outcomes = Type.Object({ pending: Type.Integer(), succeeded: Type.Integer(), failed: Type.Integer() }, { additionalProperties: false });
 export const Rollout = Type.Object(
   {
@@ -472,6 +511,8 @@ export const COMPONENTS = {
   Health,
   RolloutSettings: RolloutBody,
   DeviceGroups: DeviceGroupsBody,
+  DeviceLabel: DeviceLabelBody,
+  DeviceVersions,
   Rollout,
   RolloutDeviceList,
   Release,

@@ -155,6 +155,37 @@ describe('fleet', () => {
     expect(bad.stderr).toMatch(/400 invalid_query/);
   });
 
+  it('device label and versions: set, cleared, refused without text or with both; versions per track as a table and --json', async () => {
+    // inv-cli-1 and inv-cli-2 are enrolled by the test above; inv-cli-1 checked on ctl/0x00000043/ctl 2031.10.01, inv-cli-2 never (the next test needs it so).
+    expect((await fleet(['device', 'label', 'inv-cli-2', 'Hall <b>west</b>'])).stdout).toBe('inv-cli-2: label Hall <b>west</b>\n');
+    expect((await cloud.adminJson('GET', '/admin/devices/inv-cli-2')).body.label).toBe('Hall <b>west</b>');
+    expect((await fleet(['device', 'label', 'inv-cli-2', '--clear'])).stdout).toBe('inv-cli-2: no label\n');
+    expect((await cloud.adminJson('GET', '/admin/devices/inv-cli-2')).body.label).toBeUndefined();
+    const neither = await fleet(['device', 'label', 'inv-cli-2']);
+    expect([neither.code, neither.stderr.split('\n')[0]]).toEqual([2, 'error: give the label text, or --clear to remove the label']);
+    const both = await fleet(['device', 'label', 'inv-cli-2', 'x', '--clear']);
+    expect([both.code, both.stderr.split('\n')[0]]).toEqual([2, 'error: give the label text or --clear, not both']);
+    const unknown = await fleet(['device', 'label', 'nobody-here', 'x']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/404 device_not_found/);
+
+    await cloud.enroll('ver-cli-3');
+    await fetch(`${cloud.url}/ota/ctl/0x00000043/ctl?current_version=2031.09.01`, { headers: { 'x-device-uuid': 'ver-cli-3' } });
+    await cloud.cloud.inventory.flush();
+    const versions = await fleet(['device', 'versions', '--product-hex', '0x00000043']);
+    expect(versions.stdout).toBe(
+      'TRACK               VERSION     DEVICES  SHARE  STATUS\n' +
+        'ctl/0x00000043/ctl  2031.10.01  1        50 %   not released\n' +
+        'ctl/0x00000043/ctl  2031.09.01  1        50 %   not released\n',
+    );
+    const json = JSON.parse((await fleet(['device', 'versions', '--product-hex', '0x00000043', '--json'])).stdout);
+    expect(json).toEqual({ tracks: [{ class: 'ctl', product_hex: '0x00000043', application: 'ctl', devices: 2, versions: [{ version: '2031.10.01', devices: 1, status: null }, { version: '2031.09.01', devices: 1, status: null }] }] });
+    expect((await fleet(['device', 'versions', '--application', 'nothing'])).stdout).toBe('no device has checked for updates on a track\n');
+    const bad = await fleet(['device', 'versions', '--product-hex', '43']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/400 invalid_query/);
+  });
+
   it('device list --any: the README\'s stragglers, not seen or not backed up; both without it, as the help says', async () => {
     // inv-cli-1 checked just now, inv-cli-2 never; neither has a backup (the test above).
     const both = JSON.parse((await fleet(['device', 'list', '--search', 'inv-cli', '--not-seen-days', '1', '--not-backed-up-days', '7', '--json'])).stdout);

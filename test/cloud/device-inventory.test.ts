@@ -111,4 +111,73 @@ describe('the inventory', () => {
     expect(label.status).toBe(400);
     expect(label.body).toMatchObject({ error: 'invalid_body', details: { field: 'label' } });
   });
+
+  it("sets a label alone (the key kept), clears it with null or \"\", records who did it; 400 for a bad label, 404 for an unknown device", async () => {
+    const before = (await cloud.adminJson('GET', '/admin/devices/inv-c')).body;
+    const set = await cloud.adminJson('PUT', '/admin/devices/inv-c/label', { label: 'Cellar <b>pump</b>' });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ uuid: 'inv-c', label: 'Cellar <b>pump</b>', public_key: before.public_key, groups: before.groups });
+    const [entry] = (await cloud.adminJson('GET', '/admin/audit?action=setDeviceLabel&limit=1')).body.entries;
+    expect(entry).toMatchObject({ action: 'setDeviceLabel', method: 'PUT', path: '/admin/devices/inv-c/label', status: 200, details: { label: 'Cellar <b>pump</b>' } });
+    for (const cleared of [null, '']) {
+      await cloud.adminJson('PUT', '/admin/devices/inv-c/label', { label: 'again' });
+      const r = await cloud.adminJson('PUT', '/admin/devices/inv-c/label', { label: cleared });
+      expect(r.status).toBe(200);
+      expect(r.body.label, String(cleared)).toBeUndefined();
+    }
+    for (const [body, field] of [
+      [{ label: 'line\nbreak' }, 'label'],
+      [{ label: 'x'.repeat(201) }, 'label'],
+      [{ label: 7 }, 'label'],
+      [{}, 'label'],
+    ] as const) {
+      const r = await cloud.adminJson('PUT', '/admin/devices/inv-c/label', body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body, JSON.stringify(body)).toMatchObject({ error: 'invalid_body', details: { field } });
+    }
+    expect((await cloud.adminJson('PUT', '/admin/devices/inv-c/label', { label: 'a', colour: 'red' })).body).toMatchObject({ error: 'invalid_body', details: { unknown_keys: ['colour'] } });
+    const missing = await cloud.adminJson('PUT', '/admin/devices/nobody/label', { label: 'x' });
+    expect([missing.status, missing.body.error]).toEqual([404, 'device_not_found']);
+    expect((await cloud.adminJson('PUT', '/admin/devices/..%2Fetc/label', { label: 'x' })).body.error).toBe('invalid_uuid');
+  });
+
+  it('counts devices per version per track, newest first, with the release status; filtered by track; 400 for a bad filter', async () => {
+    // inv-a last checked on 2026.01.01, inv-b on 2026.02.01 (both RELEASED); inv-c never checked.
+    await cloud.enroll('inv-d');
+    await fetch(`${cloud.url}/ota/ctl/0x00000001/ctl?current_version=2026.02.01`, { headers: { 'x-device-uuid': 'inv-d' } });
+    await fetch(`${cloud.url}/ota/lamp/0x00000002/lamp?current_version=2025.12.01`, { headers: { 'x-device-uuid': 'inv-c' } });
+    await cloud.cloud.inventory.flush();
+    const all = await cloud.adminJson('GET', '/admin/device-versions');
+    expect(all.status).toBe(200);
+    expect(all.body).toEqual({
+      tracks: [
+        {
+          class: 'ctl',
+          product_hex: '0x00000001',
+          application: 'ctl',
+          devices: 3,
+          versions: [
+            { version: '2026.02.01', devices: 2, status: 'RELEASED' },
+            { version: '2026.01.01', devices: 1, status: 'RELEASED' },
+          ],
+        },
+        { class: 'lamp', product_hex: '0x00000002', application: 'lamp', devices: 1, versions: [{ version: '2025.12.01', devices: 1, status: null }] },
+      ],
+    });
+    const one = await cloud.adminJson('GET', '/admin/device-versions?class=lamp&product_hex=0x00000002');
+    expect(one.body.tracks.map((t: any) => t.class)).toEqual(['lamp']);
+    expect((await cloud.adminJson('GET', '/admin/device-versions?product_hex=0x00000001&application=ctl')).body.tracks.map((t: any) => t.devices)).toEqual([3]);
+    expect((await cloud.adminJson('GET', '/admin/device-versions?application=nothing')).body).toEqual({ tracks: [] });
+    for (const [query, field] of [
+      ['product_hex=0x1', 'product_hex'],
+      ['class=a%20b', 'class'],
+    ] as const) {
+      const r = await cloud.adminJson('GET', `/admin/device-versions?${query}`);
+      expect(r.status, query).toBe(400);
+      expect(r.body, query).toMatchObject({ error: 'invalid_query', details: { field } });
+    }
+    expect((await cloud.adminJson('GET', '/admin/device-versions?version=2026.01.01')).body).toMatchObject({ error: 'invalid_query', details: { unknown_keys: ['version'] } });
+    const anonymous = await fetch(`${cloud.url}/admin/device-versions`);
+    expect(anonymous.status).toBe(401);
+  });
 });

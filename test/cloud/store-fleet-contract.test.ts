@@ -96,6 +96,55 @@ describe.each([
     expect((await store.getDevice('g-1'))?.label).toBe('Lobby <b>panel</b>');
   });
 
+  it("a label: set, replaced and cleared alone (the key and groups kept); false for a device that is not enrolled", async () => {
+    await store.putDevice('l-1', 'PEM-L', 't0', 'old');
+    await store.setDeviceGroups('l-1', ['lab']);
+    expect(await store.setDeviceLabel('l-1', 'Boiler room <i>east</i>', 't1')).toBe(true);
+    expect(await store.getDevice('l-1')).toEqual({ uuid: 'l-1', publicKeyPem: 'PEM-L', enrolledAt: 't0', updatedAt: 't1', label: 'Boiler room <i>east</i>' });
+    expect(await store.setDeviceLabel('l-1', null, 't2')).toBe(true);
+    const [cleared] = await store.listInventory({ uuid: 'l-1', limit: 1 });
+    expect(cleared!.label).toBeUndefined();
+    expect(cleared!.groups).toEqual(['lab']);
+    expect(await store.setDeviceLabel('nobody', 'x', 't3')).toBe(false);
+  });
+
+  it('devices per version per track: from the last check, versions newest first, with the release status; filtered by track', async () => {
+    // Tracks whose names order differently bytewise and in a locale ('B' < 'a' bytewise): both stores order bytewise.
+    const vcA = { class: 'vc', productHex: '0x0000000c', application: 'a' };
+    const vcB = { ...vcA, application: 'B' };
+    await store.createRelease(rel('2026.05.01', vcA));
+    await store.createRelease(rel('2026.06.01', vcA));
+    await store.revokeRelease(vcA, '2026.05.01', 't');
+    for (const u of ['v-1', 'v-2', 'v-3', 'v-4', 'v-5']) await store.putDevice(u, 'PEM', 't');
+    await store.recordOtaChecks([
+      check('v-1', '2026.05.01', { track: vcA }),
+      check('v-2', '2026.06.01', { track: vcA }),
+      check('v-3', '2026.06.01', { track: vcA }),
+      check('v-4', '2026.04.01', { track: vcA }),
+      check('v-5', '2026.06.01', { track: vcB }),
+      // A later check on another version replaces the earlier one: v-1 is counted once, on 2026.06.01.
+      check('v-1', '2026.06.01', { track: vcA, at: '2026-03-02T00:00:00.000Z' }),
+    ]);
+    const counts = (await store.countDeviceVersions({ class: 'vc' })).map((c) => [c.track.application, c.version, c.devices, c.status]);
+    expect(counts).toEqual([
+      ['B', '2026.06.01', 1, null],
+      ['a', '2026.06.01', 3, 'RELEASED'],
+      ['a', '2026.04.01', 1, null],
+    ]);
+    await store.recordOtaChecks([check('v-4', '2026.05.01', { track: vcA, at: '2026-03-03T00:00:00.000Z' })]);
+    expect((await store.countDeviceVersions({ class: 'vc', productHex: '0x0000000c', application: 'a' })).map((c) => [c.version, c.devices, c.status])).toEqual([
+      ['2026.06.01', 3, 'RELEASED'],
+      ['2026.05.01', 1, 'REVOKED'],
+    ]);
+    // A device removed is counted no more; a track nobody checked on has no row.
+    await store.deleteDevice('v-5');
+    expect(await store.countDeviceVersions({ class: 'vc', application: 'B' })).toEqual([]);
+    expect(await store.countDeviceVersions({ class: 'nothing-here' })).toEqual([]);
+    const everything = await store.countDeviceVersions({});
+    expect(everything.filter((c) => c.track.class === 'vc').map((c) => c.devices)).toEqual([3, 1]);
+    expect(everything.every((c) => Number.isInteger(c.devices) && c.devices > 0)).toBe(true);
+  });
+
   it('OTA checks: recorded for enrolled devices only; an offer, then a success or a failure, counted per release', async () => {
     for (const u of ['i-1', 'i-2', 'i-3']) await store.putDevice(u, 'PEM', 't');
     await store.recordOtaChecks([

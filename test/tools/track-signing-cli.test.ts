@@ -1,8 +1,8 @@
 // `fleet firmware signing` (docs/secure-boot.md, The cloud), run as a real process against a cloud on a
 // loopback port: shows and sets a track's signing setting from PEM keys made by openssl (private and
 // public) and by node, or from digests; a bad key file or option is a usage error (exit 2) that names
-// it and changes nothing; then `fleet firmware release --image` of a signed image on that track, and
-// `fleet firmware list` naming the key.
+// it and changes nothing; a key's label is what --label says (never its file's name); then `fleet
+// firmware release --image` of a signed image on that track, and `fleet firmware list` naming the key.
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,15 +50,16 @@ describe('fleet firmware signing', () => {
     expect(r.stdout).toBe('ctl-s3/0x00c0ffee/ctl-s3: signing off (a signed image is accepted, its key named), never set\n  no trusted keys\n');
   });
 
-  it('--require with keys from PEM files (an openssl private key, a node public key): their digests, labelled with the file names', async () => {
-    const r = await fleet([...ARGS, '--require', '--key', 'a.pem', '--key', 'b.pub.pem']);
+  it('--require with keys from PEM files (an openssl private key, a node public key): their digests, labelled as --label says, never with the file name', async () => {
+    const r = await fleet([...ARGS, '--require', '--key', 'a.pem', '--key', 'b.pub.pem', '--label', 'release 2026']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^ctl-s3\/0x00c0ffee\/ctl-s3: signed images required, set \d{4}-/);
-    expect(r.stdout).toContain(`  ${digestA}  a.pem\n  ${digestB}  b.pub.pem\n`);
-    expect(await cloud.store.getTrackSigning(TRACK)).toMatchObject({ required: true, keys: [{ digest: digestA, label: 'a.pem' }, { digest: digestB, label: 'b.pub.pem' }] });
-    // openssl's public key file gives the same digest as its private key.
+    expect(r.stdout).toContain(`  ${digestA}  release 2026\n  ${digestB}  (no label)\n`);
+    expect((await cloud.store.getTrackSigning(TRACK))?.keys).toEqual([{ digest: digestA, label: 'release 2026' }, { digest: digestB }]);
+    // openssl's public key file gives the same digest as its private key; given again without a label, the key keeps its own.
     const pub = await fleet([...ARGS, '--require', '--key', 'a.pub.pem', '--json']);
-    expect(JSON.parse(pub.stdout)).toMatchObject({ required: true, keys: [{ digest: digestA, label: 'a.pub.pem' }] });
+    expect(JSON.parse(pub.stdout)).toMatchObject({ required: true, keys: [{ digest: digestA, label: 'release 2026' }] });
+    expect(JSON.parse(pub.stdout).keys).toHaveLength(1);
   });
 
   it('a bad key file or option: exit 2, named, nothing changed', async () => {
@@ -70,6 +71,8 @@ describe('fleet firmware signing', () => {
       [['--key', 'missing.pem'], /cannot open missing\.pem: no such file or folder/],
       [['--digest', 'abc'], /must be a key digest, 64 hexadecimal digits: abc/],
       [['--require', '--off'], /--off.*cannot be used with.*--require|--require.*cannot be used with.*--off/],
+      [['--key', 'b.pem', '--label', 'one', '--label', 'two'], /^fleet: 2 labels for 1 key: each --label names the key given in the same place/],
+      [['--label', 'lonely'], /^fleet: --label names the keys given with --key or --digest/],
     ];
     for (const [extra, why] of cases) {
       const r = await fleet([...ARGS, ...extra]);
@@ -95,21 +98,21 @@ describe('fleet firmware signing', () => {
     expect(refused.stderr).toContain(`Keys found: ${digestB}; trusted: ${digestA}`);
     expect(await cloud.store.getImage(TRACK, '2026.05.01')).toBeNull();
 
-    const set = await fleet([...ARGS, '--key', 'b.pem']);
+    const set = await fleet([...ARGS, '--key', 'b.pem', '--label', 'lab']);
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toMatch(/signed images required/); // --require kept
     const released = await fleet(['firmware', 'release', 'ctl-s3', '0x00c0ffee', 'ctl-s3', '2026.05.01', '--image', 'by-b.bin']);
     expect(released.code, released.stderr).toBe(0);
-    expect(JSON.parse(released.stdout)).toMatchObject({ version: '2026.05.01', signed_by: { block: 0, key_digest: digestB, key_label: 'b.pem' } });
+    expect(JSON.parse(released.stdout)).toMatchObject({ version: '2026.05.01', signed_by: { block: 0, key_digest: digestB, key_label: 'lab' } });
     const list = await fleet(['firmware', 'list', 'ctl-s3', '0x00c0ffee', 'ctl-s3']);
-    expect(list.stdout).toMatch(new RegExp(`^2026\\.05\\.01  RELEASED .* hosted  signed by ${digestB.slice(0, 16)}… \\(b\\.pem\\)$`, 'm'));
+    expect(list.stdout).toMatch(new RegExp(`^2026\\.05\\.01  RELEASED .* hosted  signed by ${digestB.slice(0, 16)}… \\(lab\\)$`, 'm'));
   });
 
   it('--off keeps the keys; --digest replaces them', async () => {
     const off = await fleet([...ARGS, '--off']);
     expect(off.code, off.stderr).toBe(0);
     expect(off.stdout).toContain('signing off');
-    expect(off.stdout).toContain(`  ${digestB}  b.pem\n`);
+    expect(off.stdout).toContain(`  ${digestB}  lab\n`);
     const byDigest = await fleet([...ARGS, '--digest', digestA.toUpperCase()]);
     expect(byDigest.code, byDigest.stderr).toBe(0);
     expect(await cloud.store.getTrackSigning(TRACK)).toMatchObject({ required: false, keys: [{ digest: digestA }] });

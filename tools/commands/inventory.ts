@@ -1,10 +1,10 @@
-// `fleet device list|show|groups` (the device inventory, docs/device-inventory.md), `fleet rollout …`
+// `fleet device list|show|versions|label|groups` (the device inventory, docs/device-inventory.md), `fleet rollout …`
 // (staged rollouts, docs/staged-rollouts.md) and `fleet audit` (who changed what). Each prints a table
 // for people, or the API's JSON with --json for scripts.
 import type { Static } from '@sinclair/typebox';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LOW_HEAP_DEFAULT_BYTES } from '../../cloud/device-health/definitions.ts';
-import type { AuditList, Device, Rollout, RolloutDeviceList } from '../../cloud/schema/api.ts';
+import type { AuditList, Device, DeviceVersions, Rollout, RolloutDeviceList } from '../../cloud/schema/api.ts';
 import { scheduleText } from '../../cloud/ota/schedule-text.ts';
 import { path, type CloudClient } from '../client.ts';
 import { minute, printJson, table, wholeNumber } from '../cli/output.ts';
@@ -42,6 +42,18 @@ function healthRows(devices: DeviceView[]): string {
       String(h?.dropped ?? '-'),
     ]),
   );
+}
+
+/** Devices per version per track: one row a version, newest first, with its share of the track's devices. */
+export function versionRows(body: Static<typeof DeviceVersions>): string {
+  if (body.tracks.length === 0) return 'no device has checked for updates on a track\n';
+  const rows: string[][] = [];
+  for (const t of body.tracks) {
+    for (const v of t.versions) {
+      rows.push([`${t.class}/${t.product_hex}/${t.application}`, v.version, String(v.devices), `${Math.round((100 * v.devices) / t.devices)} %`, v.status ?? 'not released']);
+    }
+  }
+  return table(['TRACK', 'VERSION', 'DEVICES', 'SHARE', 'STATUS'], rows);
 }
 
 interface ListOptions {
@@ -137,6 +149,35 @@ export function inventoryCommands(device: Command, client: () => CloudClient): v
         ...healthLines(d.health),
       ];
       process.stdout.write(lines.join('\n') + '\n');
+    });
+
+  device
+    .command('versions')
+    .description('How many devices run each version, per track (from their last OTA check), newest version first; a device that never checked is on no track')
+    .option('--class <class>', 'only this hardware class')
+    .option('--product-hex <hex>', 'only this product')
+    .option('--application <app>', 'only this application')
+    .option('--json', 'the API answer as JSON')
+    .action(async (o: { class?: string; productHex?: string; application?: string; json?: boolean }) => {
+      const query = new URLSearchParams();
+      if (o.class !== undefined) query.set('class', o.class);
+      if (o.productHex !== undefined) query.set('product_hex', o.productHex);
+      if (o.application !== undefined) query.set('application', o.application);
+      const body = (await client().request('GET', query.size ? `/admin/device-versions?${query}` : '/admin/device-versions')).body as Static<typeof DeviceVersions>;
+      if (o.json) return printJson(body);
+      process.stdout.write(versionRows(body));
+    });
+
+  device
+    .command('label')
+    .description("Set a device's label (a note for people: where it is, what it drives), or clear it with --clear")
+    .argument('<uuid>')
+    .argument('[text]', 'the new label, at most 200 characters')
+    .option('--clear', 'remove the label')
+    .action(async (uuid: string, text: string | undefined, o: { clear?: boolean }, cmd: Command) => {
+      if ((text === undefined) === !o.clear) cmd.error(text === undefined ? 'error: give the label text, or --clear to remove the label' : 'error: give the label text or --clear, not both');
+      const d = (await client().request('PUT', path('admin', 'devices', uuid, 'label'), { label: o.clear ? null : text })).body as DeviceView;
+      process.stdout.write(d.label ? `${d.uuid}: label ${d.label}\n` : `${d.uuid}: no label\n`);
     });
 
   device

@@ -2,7 +2,20 @@
 // lists of UUIDs as one array parameter; a write that reads first locks the device row.
 import { changed, type PostgresConnection } from '../postgres-pool.ts';
 import { trackArgs } from '../releases/rows.ts';
-import { deviceFromRow, groupsByDevice, inventoryFromRow, inventoryQuery, OTA_STATES_OF, otaStateFromRow, type DeviceRow, type InventoryRow, type OtaStateRow } from './rows.ts';
+import {
+  deviceFromRow,
+  groupsByDevice,
+  inventoryFromRow,
+  inventoryQuery,
+  OTA_STATES_OF,
+  otaStateFromRow,
+  versionCountFromRow,
+  versionCountQuery,
+  type DeviceRow,
+  type InventoryRow,
+  type OtaStateRow,
+  type VersionCountRow,
+} from './rows.ts';
 import type { DeviceStore } from './types.ts';
 
 const TRACK = 'class = $1 AND product_hex = $2 AND application = $3';
@@ -40,6 +53,10 @@ export function postgresDevices({ pool, tx }: PostgresConnection): DeviceStore {
         await c.query('DELETE FROM device_nonces WHERE uuid = $1', [uuid]);
         return changed(await c.query('DELETE FROM devices WHERE uuid = $1', [uuid]));
       }),
+
+    async setDeviceLabel(uuid, label, at) {
+      return changed(await pool.query('UPDATE devices SET label = $1, updated_at = $2 WHERE uuid = $3', [label, at, uuid]));
+    },
 
     setDeviceGroups: (uuid, groups) =>
       tx(async (c) => {
@@ -108,6 +125,12 @@ export function postgresDevices({ pool, tx }: PostgresConnection): DeviceStore {
       const groups = await pool.query<{ uuid: string; group_name: string }>('SELECT uuid, group_name FROM device_groups WHERE uuid = ANY($1::text[])', [rows.map((r) => r.uuid)]);
       const byDevice = groupsByDevice(groups.rows);
       return rows.map((r) => inventoryFromRow(r, byDevice.get(r.uuid) ?? []));
+    },
+
+    async countDeviceVersions(f) {
+      const { sql, params } = versionCountQuery(f, (n) => `$${n}`, ' COLLATE "C"');
+      const { rows } = await pool.query<VersionCountRow>(sql, params);
+      return rows.map(versionCountFromRow);
     },
   };
 }

@@ -3,7 +3,7 @@
 // once with the placeholder style of each database. PostgreSQL returns BIGINT as strings, SQLite as
 // numbers; both go through here.
 import { deviceHealthFromRow, INVENTORY_HEALTH_COLUMNS } from '../health/rows.ts';
-import type { DeviceRecord, InventoryFilter, InventoryRecord, OtaCheckState } from './types.ts';
+import type { DeviceRecord, InventoryFilter, InventoryRecord, OtaCheckState, TrackFilter, VersionCount } from './types.ts';
 
 export interface DeviceRow {
   uuid: string;
@@ -138,6 +138,50 @@ export function inventoryQuery(f: InventoryFilter, placeholder: (n: number) => s
     ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
     ORDER BY d.uuid${collate} LIMIT ${p(f.limit)}`;
   return { sql, params };
+}
+
+export interface VersionCountRow {
+  class: string;
+  product_hex: string;
+  application: string;
+  version: string;
+  devices: number | string;
+  status: string | null;
+}
+
+/**
+ * Devices per version per track, as one query over the inventory (a device that never checked has no
+ * row there), each version with its release's status. Versions are YYYY.MM.bb: text order is release
+ * order, newest first. `placeholder` and `collate` as for inventoryQuery.
+ */
+export function versionCountQuery(f: TrackFilter, placeholder: (n: number) => string, collate = ''): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const p = (v: unknown) => {
+    params.push(v);
+    return placeholder(params.length);
+  };
+  const where: string[] = [];
+  if (f.class !== undefined) where.push(`i.last_check_class = ${p(f.class)}`);
+  if (f.productHex !== undefined) where.push(`i.last_check_product_hex = ${p(f.productHex)}`);
+  if (f.application !== undefined) where.push(`i.last_check_application = ${p(f.application)}`);
+  const sql = `SELECT i.last_check_class AS class, i.last_check_product_hex AS product_hex, i.last_check_application AS application,
+      i.last_check_version AS version, count(*) AS devices, r.status
+    FROM device_inventory i
+    LEFT JOIN firmware_releases r ON r.class = i.last_check_class AND r.product_hex = i.last_check_product_hex
+      AND r.application = i.last_check_application AND r.version = i.last_check_version
+    ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    GROUP BY i.last_check_class, i.last_check_product_hex, i.last_check_application, i.last_check_version, r.status
+    ORDER BY i.last_check_class${collate}, i.last_check_product_hex${collate}, i.last_check_application${collate}, i.last_check_version${collate} DESC`;
+  return { sql, params };
+}
+
+export function versionCountFromRow(r: VersionCountRow): VersionCount {
+  return {
+    track: { class: r.class, productHex: r.product_hex, application: r.application },
+    version: r.version,
+    devices: Number(r.devices),
+    status: r.status === 'RELEASED' || r.status === 'REVOKED' ? r.status : null,
+  };
 }
 
 /** Groups by device, from `(uuid, group_name)` rows. */

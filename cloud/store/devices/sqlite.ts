@@ -3,7 +3,20 @@
 // transaction. Lists of UUIDs go in batches (IN_BATCH) below SQLite's bound on parameters.
 import { placeholders, type SqliteConnection } from '../sqlite-connection.ts';
 import { trackArgs } from '../releases/rows.ts';
-import { deviceFromRow, groupsByDevice, inventoryFromRow, inventoryQuery, OTA_STATES_OF, otaStateFromRow, type DeviceRow, type InventoryRow, type OtaStateRow } from './rows.ts';
+import {
+  deviceFromRow,
+  groupsByDevice,
+  inventoryFromRow,
+  inventoryQuery,
+  OTA_STATES_OF,
+  otaStateFromRow,
+  versionCountFromRow,
+  versionCountQuery,
+  type DeviceRow,
+  type InventoryRow,
+  type OtaStateRow,
+  type VersionCountRow,
+} from './rows.ts';
 import type { DeviceStore } from './types.ts';
 
 export function sqliteDevices(c: SqliteConnection): DeviceStore {
@@ -17,6 +30,7 @@ export function sqliteDevices(c: SqliteConnection): DeviceStore {
     // The device's nonces go with it (backups domain; its backup stays). Its inventory and groups
     // go by their foreign keys.
     deleteDeviceNonces: db.prepare(`DELETE FROM device_nonces WHERE uuid = ?`),
+    setLabel: db.prepare(`UPDATE devices SET label = ?, updated_at = ? WHERE uuid = ?`),
     deviceExists: db.prepare<[string], { one: number }>(`SELECT 1 AS one FROM devices WHERE uuid = ?`),
     deleteGroups: db.prepare(`DELETE FROM device_groups WHERE uuid = ?`),
     insertGroup: db.prepare(`INSERT OR IGNORE INTO device_groups (uuid, group_name) VALUES (?, ?)`),
@@ -79,6 +93,8 @@ export function sqliteDevices(c: SqliteConnection): DeviceStore {
         return stmts.deleteDevice.run(uuid).changes > 0;
       }),
 
+    setDeviceLabel: (uuid, label, at) => c.transaction(() => stmts.setLabel.run(label, at, uuid).changes > 0),
+
     setDeviceGroups: (uuid, groups) =>
       c.transaction(() => {
         if (!stmts.deviceExists.get(uuid)) return false;
@@ -124,6 +140,12 @@ export function sqliteDevices(c: SqliteConnection): DeviceStore {
         const rows = db.prepare<unknown[], InventoryRow>(sql).all(...params);
         const groups = groupsOf(rows.map((r) => r.uuid));
         return rows.map((r) => inventoryFromRow(r, groups.get(r.uuid) ?? []));
+      }),
+
+    countDeviceVersions: (f) =>
+      c.read(() => {
+        const { sql, params } = versionCountQuery(f, () => '?');
+        return db.prepare<unknown[], VersionCountRow>(sql).all(...params).map(versionCountFromRow);
       }),
   };
 }

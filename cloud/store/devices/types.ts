@@ -63,6 +63,22 @@ export interface InventoryFilter {
   limit: number;
 }
 
+/** Which track's devices a count of versions covers: every track, or those matching what is given. */
+export interface TrackFilter {
+  class?: string;
+  productHex?: string;
+  application?: string;
+}
+
+/** How many enrolled devices reported one version of one track at their last OTA check. */
+export interface VersionCount {
+  track: ReleaseTrack;
+  version: string;
+  devices: number;
+  /** The release's status on that track; null: a version the cloud has no release of (a factory image never released). */
+  status: 'RELEASED' | 'REVOKED' | null;
+}
+
 export interface InventoryRecord extends DeviceRecord {
   groups: string[];
   lastCheck: { at: string; version: string; track: ReleaseTrack } | null;
@@ -79,6 +95,8 @@ export interface DeviceStore {
   putDevice(uuid: string, publicKeyPem: string, at: string, label?: string): Promise<{ device: DeviceRecord; created: boolean }>;
   /** Removes a device with its nonces, inventory and group memberships (its backup and outcomes stay). */
   deleteDevice(uuid: string): Promise<boolean>;
+  /** Sets a device's label, or clears it (null); false when the device does not exist. */
+  setDeviceLabel(uuid: string, label: string | null, at: string): Promise<boolean>;
   /** Replaces a device's groups; false when the device does not exist. */
   setDeviceGroups(uuid: string, groups: string[]): Promise<boolean>;
   /** The enrolled devices among `uuids` that are in any of `groups`. */
@@ -91,4 +109,6 @@ export interface DeviceStore {
   recordOtaChecks(writes: OtaCheckWrite[]): Promise<void>;
   /** Enrolled devices with what the cloud knows of them, by UUID, one query. */
   listInventory(filter: InventoryFilter): Promise<InventoryRecord[]>;
+  /** Devices per version per track, from each device's last check: tracks in order, versions newest first, one query. */
+  countDeviceVersions(filter: TrackFilter): Promise<VersionCount[]>;
 }

@@ -35,7 +35,7 @@ function pageOf(place: Place) {
     case 'releases':
       return { nav: place.page, body: <Releases /> };
     case 'devices':
-      return { nav: place.page, body: <Devices /> };
+      return { nav: place.page, body: <Devices key={JSON.stringify(place.filter)} initial={place.filter} /> };
     case 'health':
       return { nav: place.page, body: <FleetHealthPage /> };
     case 'appconfig':

@@ -5,6 +5,7 @@ import type {
   AuditList,
   ConsoleSession,
   Device as DeviceShape,
+  DeviceVersions as DeviceVersionsShape,
   FunctionConfig as FunctionConfigShape,
   Release as ReleaseShape,
   Rollout as RolloutShape,
@@ -24,6 +25,7 @@ export type FunctionConfig = Static<typeof FunctionConfigShape>;
 export type AuditEntry = Static<typeof AuditList>['entries'][number];
 export type OutcomeDevices = Static<typeof RolloutDeviceList>;
 export type TrackSigning = Static<typeof TrackSigningShape>;
+export type DeviceVersions = Static<typeof DeviceVersionsShape>;
 /**
  * A device's timeline. Its reports are typed by the cloud's report interfaces (cloud/device-health/reports.ts),
  * as the CLI's are: the TypeBox shapes of the reports are built by a helper that takes its fields as a

@@ -1,16 +1,21 @@
 // Devices: the inventory (enrolment, last OTA check, last backup, groups), searchable and filtered as
 // `fleet device list` is; a row opens what the cloud knows of that device, and links to its own page
-// (pages/device.tsx: its health timeline).
+// (pages/device.tsx: its health timeline and actions). Opened from a count of devices per version
+// (components/device-versions.tsx), it starts filtered by that track and version.
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { DeviceDetails } from '../components/device-details.tsx';
-import { deviceHref } from '../routes.ts';
+import { deviceHref, type DeviceFilter } from '../routes.ts';
 import type { Device } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
 import { ErrorLine, Section, when } from '../ui.tsx';
 
 interface Filters {
+  /** The track, when the page was opened for one (no field of its own: shown with a button that drops it). */
+  class: string;
+  product_hex: string;
+  application: string;
   search: string;
   version: string;
   group: string;
@@ -21,7 +26,7 @@ interface Filters {
   failed_update: string;
 }
 
-const EMPTY: Filters = { search: '', version: '', group: '', not_seen_days: '', no_backup_days: '', behind: '', failed_update: '' };
+const EMPTY: Filters = { class: '', product_hex: '', application: '', search: '', version: '', group: '', not_seen_days: '', no_backup_days: '', behind: '', failed_update: '' };
 
 function query(f: Filters): string {
   const q = new URLSearchParams();
@@ -41,9 +46,10 @@ const SORTS = {
 type SortColumn = keyof typeof SORTS;
 const COLUMNS = ['UUID', 'Label', 'Track', 'Version', 'Last check', 'Last backup', 'Groups'] as const;
 
-export function Devices() {
-  const [draft, setDraft] = useState<Filters>(EMPTY);
-  const [filters, setFilters] = useState<Filters>(EMPTY);
+export function Devices({ initial = {} }: { initial?: DeviceFilter }) {
+  const [draft, setDraft] = useState<Filters>({ ...EMPTY, ...initial });
+  const [filters, setFilters] = useState<Filters>({ ...EMPTY, ...initial });
+  const onTrack = [filters.class, filters.product_hex, filters.application].filter(Boolean).join('/');
   const [open, setOpen] = useState<string | null>(null);
   const { data, error } = useLoad(() => api<{ devices: Device[]; next_after: string | null }>('GET', `/admin/devices?${query(filters)}`), [query(filters)]);
   const field = (name: keyof Filters, label: string, type: 'text' | 'number' = 'text') => (
@@ -84,6 +90,21 @@ export function Devices() {
         </label>
         <button type="submit">Apply</button>
       </form>
+      {onTrack ? (
+        <p class="on-track">
+          On track <span class="mono">{onTrack}</span>{' '}
+          <button
+            type="button"
+            onClick={() => {
+              const any = { ...draft, class: '', product_hex: '', application: '' };
+              setDraft(any);
+              setFilters({ ...filters, class: '', product_hex: '', application: '' });
+            }}
+          >
+            Any track
+          </button>
+        </p>
+      ) : null}
       <ErrorLine error={error} />
       <p class="muted">
         {devices.length} device{devices.length === 1 ? '' : 's'}

@@ -1,8 +1,10 @@
 // Releases: every track, its versions with where the image lives, their staged rollouts and update
 // outcomes; revoke, and steer a rollout (raise, pause, resume, end). Every action is an admin API call.
-// A version opens its own page (pages/release.tsx): its rollout beside its health.
+// A version opens its own page (pages/release.tsx): its rollout beside its health. Below, how many
+// devices run each version (components/device-versions.tsx), each opening the devices that do.
 import { useState } from 'preact/hooks';
 import { api, apiPath } from '../api.ts';
+import { DeviceVersionsTable } from '../components/device-versions.tsx';
 import { RolloutCell } from '../components/rollout.tsx';
 import { releaseHref } from '../routes.ts';
 import type { Release, Track, TrackSigning } from '../types.ts';
@@ -15,7 +17,8 @@ const trackKey = (t: Track) => `${t.class}/${t.product_hex}/${t.application}`;
 function SigningLine({ track }: { track: Track }) {
   const { data } = useLoad(() => api<TrackSigning>('GET', apiPath('admin', 'tracks', track.class, track.product_hex, track.application, 'signing')), [trackKey(track)]);
   if (!data) return null;
-  const keys = data.keys.map((k) => k.label ?? `${k.digest.slice(0, 12)}…`).join(', ');
+  // A key is known by its digest; its label, when the track's setting gives one, is the name people use.
+  const keys = data.keys.map((k) => (k.label ? `${k.label} (${k.digest.slice(0, 12)}…)` : `${k.digest.slice(0, 12)}…`)).join(', ');
   return (
     <p class="signing">
       Signing: {data.required ? <strong>required</strong> : 'not required (unsigned images accepted)'}
@@ -93,6 +96,11 @@ export function Releases() {
         </ul>
       </Section>
       {track ? <Versions track={track} /> : null}
+      {track ? (
+        <Section title={`Devices by version on ${trackKey(track)}`}>
+          <DeviceVersionsTable key={trackKey(track)} track={track} />
+        </Section>
+      ) : null}
     </>
   );
 }
