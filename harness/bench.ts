@@ -12,7 +12,7 @@ import { startCloudServer, type RunningCloud } from '../cloud/server.ts';
 import { VirtualAir } from '../firmware/virtual-esp32/air.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-image.ts';
-import { softApMac as bssidOf } from '../firmware/virtual-esp32/radio.ts';
+import { softApMac as bssidOf } from '../firmware/chip/esp32s3-mac.ts';
 import type { BenchBoard } from './board.ts';
 import type { Broker } from './broker.ts';
 import { runFleet, type FleetRun } from './fleet-cli.ts';

@@ -8,6 +8,7 @@
 //
 // A virtual board with `drive: rfc2217` is driven by this same code: the bench starts it (the
 // "power" of a USB hub port, BoardPower) and hands over nothing but its RFC 2217 URL.
+import { interfaceMac } from '../firmware/chip/esp32s3-mac.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { TimeoutError, displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
 import { readChipIdentity } from './flash/esptool.ts';
@@ -57,12 +58,6 @@ const BOOT_DONE = /^EVT \{"event":"(target_provisioning|client_normal_mode|clien
 /** A listener's address: a Moddable board's log line, or a virtual board's host line. */
 const LISTENING = /^(?:LOG INFO board: |HOST )(ethernet|softap|station): listening on (\S+?):(\d+)$/;
 const ROM_BANNER = /^ESP-ROM:/;
-
-/** ESP-IDF's MAC of an interface from the eFuse base MAC (four universal addresses: STA +0, SoftAP +1, BT +2, Ethernet +3). */
-export function derivedMac(base: string, offset: number): string {
-  const n = (BigInt(`0x${base.replace(/:/g, '')}`) + BigInt(offset)) & 0xffffffffffffn;
-  return n.toString(16).padStart(12, '0').toUpperCase().match(/../g)!.join(':');
-}
 
 export class SerialBoard implements BenchBoard {
   private transport: SerialTransport | undefined;
@@ -122,7 +117,7 @@ export class SerialBoard implements BenchBoard {
       identity = { ...fresh, status: await this.statusNow() };
     } else identity = await this.identify({ beforeBoot: image && !image.flashed.has(s.port!) ? () => this.flash(image) : undefined });
     s.wifiMac = identity.mac;
-    if (s.role === 'controller') s.ethernetMac = derivedMac(identity.mac, 3);
+    if (s.role === 'controller') s.ethernetMac = interfaceMac(identity.mac, 'ethernet');
     let status = identity.status;
     if (image && status.firmware_version !== image.version) {
       await this.flash(image);

@@ -12,7 +12,7 @@ import { SerialPort } from 'serialport';
 import { burnSecureBootFuses } from '../firmware/virtual-esp32/boot-signatures.ts';
 import type { VirtualAir } from '../firmware/virtual-esp32/air.ts';
 import type { ResetReason } from '../firmware/virtual-esp32/boot-log.ts';
-import { DEFAULT_BAUD, Rfc2217Server } from '../firmware/virtual-esp32/rfc2217/server.ts';
+import { DEFAULT_BAUD, Rfc2217Server } from '../harness/transport/rfc2217-server.ts';
 import { Efuses, manifestHmacKeyBlock } from '../firmware/virtual-esp32/efuse.ts';
 import { resample } from '../firmware/virtual-esp32/uart.ts';
 import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/virtual-esp32/virtual-esp32.ts';

@@ -9,7 +9,8 @@ import type { KeyObject } from 'node:crypto';
 import { hex32 } from '../image/bytes.ts';
 import { publicKeyDigest, rsaPublicKeyOf, SecureBootError, signatureSectorOffset, verifySignedImage, type SecureBootVerdict, type VerifyFailure } from '../image/secure-boot.ts';
 import type { BootLog } from './boot-log.ts';
-import { BLOCK0_FIELDS, EfuseError, SECURE_BOOT_DIGEST_PURPOSES, type Efuses } from './efuse.ts';
+import { type Efuses } from './efuse.ts';
+import { BLOCK0_FIELDS, EfuseError, SECURE_BOOT_DIGEST_PURPOSES } from '../chip/esp32s3-efuse.ts';
 
 /** Why an image is refused, in a few words, by the verdict's kind. */
 export const REFUSAL_REASONS: Readonly<Record<VerifyFailure, string>> = Object.freeze({

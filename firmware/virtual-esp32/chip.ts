@@ -7,7 +7,8 @@ import type { BoardNetwork } from './network.ts';
 import type { Nvs } from './nvs.ts';
 import type { BootLog } from './boot-log.ts';
 import { OtaOpError, type OtaSlots, type OtaUpdate, type AppSlotInfo } from './ota-slots.ts';
-import { macBytes, macString, type Radio } from './radio.ts';
+import { macBytes, macString } from '../chip/esp32s3-mac.ts';
+import type { Radio } from './radio.ts';
 import { SSD1306_ADDRESS, type Ssd1306 } from './oled-controller.ts';
 import type { RtcMemory } from './rtc-memory.ts';
 

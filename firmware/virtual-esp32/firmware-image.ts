@@ -12,7 +12,6 @@ import { buildVirtualAppImage, DEFAULT_PROJECT_NAME } from '../image/virtual-pay
 import { hostFirmware, variantConfig, type HostVariant } from '../sdk-host/build.ts';
 import type { DeviceIdentity } from '../src/hal/system.ts';
 
-export const PARTITIONS_CSV = fileURLToPath(new URL('../partitions.csv', import.meta.url));
 export const DEFAULT_CHIP: ChipName = 'esp32s3';
 export const DEFAULT_FLASH_BYTES = 8 * 1024 * 1024;
 
@@ -38,15 +37,8 @@ export function variantOf(identity: Pick<DeviceIdentity, 'role' | 'hardwareClass
  */
 export const UNLOADABLE_FIRMWARE = new TextEncoder().encode('not an ELF shared object: a firmware that cannot start\n');
 
-let partitions: PartitionEntry[] | undefined;
 const images = new Map<string, Promise<Uint8Array>>();
 const firmwares = new Map<string, Promise<Uint8Array>>();
-
-/** firmware/partitions.csv, parsed once. */
-export function productPartitions(): PartitionEntry[] {
-  partitions ??= parsePartitionCsv(readFileSync(PARTITIONS_CSV, 'utf8'), PARTITIONS_CSV);
-  return partitions.map((p) => ({ ...p }));
-}
 
 /** The SDK-built firmware of a configuration (mc.so), read once per process. */
 export function firmwareOf(variant: HostVariant = DEFAULT_VARIANT): Promise<Uint8Array> {

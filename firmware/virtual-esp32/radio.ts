@@ -9,6 +9,7 @@
 //   ("station_connect", no MAC) and its station list holds the new MAC;
 // - esp_wifi_set_max_tx_power fails while Wi-Fi is stopped (mode 0), as on the chip;
 // - a reset or power off: the radios go quiet, the station MAC override and TX power are gone.
+import { macBytes, softApMac } from '../chip/esp32s3-mac.ts';
 import type { Position, VirtualAir } from './air.ts';
 
 export interface RadioReports {
@@ -28,21 +29,6 @@ export interface RadioOptions {
   /** The board's SoftAP listener URL, once bound (its stations' gateway). */
   softApUrl: () => string | undefined;
   reports: RadioReports;
-}
-
-export function macBytes(mac: string): Uint8Array {
-  return Uint8Array.from(Buffer.from(mac.replace(/:/g, ''), 'hex'));
-}
-
-export function macString(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0').toUpperCase()).join(':');
-}
-
-/** An ESP32's SoftAP MAC is its station MAC + 1. */
-export function softApMac(wifiMac: string): string {
-  const bytes = macBytes(wifiMac);
-  bytes[5] = (bytes[5]! + 1) & 0xff;
-  return macString(bytes);
 }
 
 /** Mode -5: Wi-Fi deinitialized (xs6wifi.c). */

@@ -12,30 +12,8 @@
 //     data registers, then the read opcode and READ_CMD. Blocks are burned key block first, then
 //     BLOCK0, and the write protection last, as espefuse orders them.
 //   - Whether it took (`checkBurn`): the fuses read back must say what was asked.
-import { bytesToWords, efuseRsCheck } from '../../firmware/virtual-esp32/efuse-rs.ts';
-import {
-  EFUSE_RD_RS_ERR0,
-  EFUSE_RD_RS_ERR1,
-  KEY_PURPOSES,
-  orField,
-  RS_ERROR_FIELDS,
-  SECURE_BOOT_DIGEST_PURPOSES,
-  type Block0Field,
-  wrDisBitOf,
-} from '../../firmware/virtual-esp32/efuse.ts';
-import {
-  EFUSE_CMD,
-  EFUSE_CONF,
-  EFUSE_DAC_CONF,
-  EFUSE_PGM_CHECK_VALUE0,
-  EFUSE_PGM_CMD,
-  EFUSE_PGM_DATA0,
-  EFUSE_READ_CMD,
-  EFUSE_READ_OP_CODE,
-  EFUSE_WR_TIM_CONF1,
-  EFUSE_WR_TIM_CONF2,
-  EFUSE_WRITE_OP_CODE,
-} from '../../firmware/virtual-esp32/rom/registers.ts';
+import { bytesToWords, efuseRsCheck } from '../../firmware/chip/efuse-rs.ts';
+import { type Block0Field, EFUSE_CMD, EFUSE_CONF, EFUSE_DAC_CONF, EFUSE_PGM_CHECK_VALUE0, EFUSE_PGM_CMD, EFUSE_PGM_DATA0, EFUSE_RD_RS_ERR0, EFUSE_RD_RS_ERR1, EFUSE_READ_CMD, EFUSE_READ_OP_CODE, EFUSE_WR_TIM_CONF1, EFUSE_WR_TIM_CONF2, EFUSE_WRITE_OP_CODE, KEY_PURPOSES, orField, RS_ERROR_FIELDS, SECURE_BOOT_DIGEST_PURPOSES, wrDisBitOf } from '../../firmware/chip/esp32s3-efuse.ts';
 import { block0Words, decodeEfuses, summaryRegisters, type EfuseReading, type EfuseSummary } from './efuse-summary.ts';
 
 /** What a burn reads: the summary's registers and the coding-error registers. */

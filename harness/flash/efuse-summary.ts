@@ -1,8 +1,8 @@
 // `fleet efuse summary`'s reading of an ESP32-S3's eFuses, shaped like `espefuse summary`: which
-// registers to read through the ROM (READ_REG), and what they say. The field layout is the one the
-// virtual chip's eFuse model is built on (firmware/virtual-esp32/efuse.ts, from ESP-IDF's
-// esp_efuse_table.csv), so a real board and a virtual one are read the same way.
-import { EFUSE_BLOCK0, EFUSE_BLOCK1, EFUSE_KEY0, getField, KEY_BLOCKS, KEY_PURPOSES, popcount, type Block0Field } from '../../firmware/virtual-esp32/efuse.ts';
+// registers to read through the ROM (READ_REG), and what they say. The field layout is the chip
+// module's (firmware/chip/esp32s3-efuse.ts, from ESP-IDF's esp_efuse_table.csv), the one the virtual
+// chip's eFuse model is built on too, so a real board and a virtual one are read the same way.
+import { block1Mac, block1Revision, EFUSE_BLOCK0, EFUSE_BLOCK1, EFUSE_KEY0, getField, KEY_BLOCKS, KEY_PURPOSES, popcount, type Block0Field } from '../../firmware/chip/esp32s3-efuse.ts';
 
 /** Every register the summary reads: BLOCK0's six words, BLOCK1's first six, the key blocks. */
 export function summaryRegisters(): number[] {
@@ -64,11 +64,9 @@ export function decodeEfuses(r: EfuseReading): EfuseSummary {
   const reg = (a: number) => registerOf(r, a);
   const b0 = block0Words(r);
   const f = (name: Block0Field) => getField(b0, name);
-  const m0 = reg(EFUSE_BLOCK1);
-  const m1 = reg(EFUSE_BLOCK1 + 4);
-  const mac = [(m1 >>> 8) & 0xff, m1 & 0xff, m0 >>> 24, (m0 >>> 16) & 0xff, (m0 >>> 8) & 0xff, m0 & 0xff].map((b) => b.toString(16).padStart(2, '0')).join(':');
-  const minor = (((reg(EFUSE_BLOCK1 + 20) >>> 23) & 1) << 3) | ((reg(EFUSE_BLOCK1 + 12) >>> 18) & 7);
-  const major = (reg(EFUSE_BLOCK1 + 20) >>> 24) & 3;
+  const block1 = Array.from({ length: 6 }, (_, i) => reg(EFUSE_BLOCK1 + 4 * i));
+  const mac = Array.from(block1Mac(block1), (b) => b.toString(16).padStart(2, '0')).join(':');
+  const { major, minor } = block1Revision(block1);
   const rdDis = f('RD_DIS');
   const wrDisKeys = f('WR_DIS_KEYS');
   const keys: KeySummary[] = [];

@@ -3,9 +3,9 @@
 // both ways) and the COM-PORT-OPTION (44): 8N1 and no flow control at connect, SET-BAUDRATE,
 // SET-CONTROL for DTR and RTS, PURGE-DATA. Every command waits for the server's answer (command +
 // 100) before the next, so a reset sequence keeps its order and timing across the network. IAC
-// (0xFF) in data is doubled both ways (firmware/virtual-esp32/rfc2217/telnet.ts, shared with the server).
+// (0xFF) in data is doubled both ways (harness/transport/rfc2217-telnet.ts, shared with the server).
 import { connect, type Socket } from 'node:net';
-import { COM, comPortCommand, CONTROL, DO, DONT, escapeData, negotiate, OPT, PURGE, SERVER_REPLY_OFFSET, TelnetParser, u32be, WILL, WONT } from '../../firmware/virtual-esp32/rfc2217/telnet.ts';
+import { COM, comPortCommand, CONTROL, DO, DONT, escapeData, negotiate, OPT, PURGE, SERVER_REPLY_OFFSET, TelnetParser, u32be, WILL, WONT } from '../../harness/transport/rfc2217-telnet.ts';
 import { TimeoutError } from '../board.ts';
 import { DisconnectedError, PORT_IN_USE, PortUnavailableError, portProblem, type SerialTransport } from './transport.ts';
 

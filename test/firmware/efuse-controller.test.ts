@@ -7,9 +7,10 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CHIPS } from '../../firmware/image/chips.ts';
-import { EFUSE_BLOCK0, EFUSE_KEY0, EFUSE_RD_RS_ERR0, Efuses, getField } from '../../firmware/virtual-esp32/efuse.ts';
-import { efuseRsCheck, gfMul, gfPow2 } from '../../firmware/virtual-esp32/efuse-rs.ts';
-import { EFUSE_CMD, EFUSE_CONF, EFUSE_PGM_CHECK_VALUE0, EFUSE_PGM_DATA0, EFUSE_READ_OP_CODE, EFUSE_WRITE_OP_CODE, Esp32s3Registers } from '../../firmware/virtual-esp32/rom/registers.ts';
+import { Efuses } from '../../firmware/virtual-esp32/efuse.ts';
+import { EFUSE_BLOCK0, EFUSE_CMD, EFUSE_CONF, EFUSE_KEY0, EFUSE_PGM_CHECK_VALUE0, EFUSE_PGM_DATA0, EFUSE_RD_RS_ERR0, EFUSE_READ_OP_CODE, EFUSE_WRITE_OP_CODE, getField } from '../../firmware/chip/esp32s3-efuse.ts';
+import { efuseRsCheck, gfMul, gfPow2 } from '../../firmware/chip/efuse-rs.ts';
+import { Esp32s3Registers } from '../../firmware/virtual-esp32/rom/registers.ts';
 import { burnEfuses, burnRegisters, BurnCheckError, checkBurn, EfuseProgrammer, planBurn, type RegisterIo } from '../../harness/flash/efuse-burn.ts';
 import type { EfuseReading } from '../../harness/flash/efuse-summary.ts';
 

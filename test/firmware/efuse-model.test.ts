@@ -10,7 +10,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { chipCalls, type ChipParts } from '../../firmware/virtual-esp32/chip.ts';
-import { BLOCK0_FIELDS, EFUSE_BLOCK0, EFUSE_KEY0, Efuses, EfuseError, getField, KEY_PURPOSES, manifestHmacKeyBlock, wrDisBitOf } from '../../firmware/virtual-esp32/efuse.ts';
+import { Efuses, manifestHmacKeyBlock } from '../../firmware/virtual-esp32/efuse.ts';
+import { BLOCK0_FIELDS, EFUSE_BLOCK0, EFUSE_KEY0, EfuseError, getField, KEY_PURPOSES, wrDisBitOf } from '../../firmware/chip/esp32s3-efuse.ts';
 import { Esp32s3Registers } from '../../firmware/virtual-esp32/rom/registers.ts';
 import { decodeEfuses, EfuseSummaryError, formatSummary, summaryRegisters } from '../../harness/flash/efuse-summary.ts';
 

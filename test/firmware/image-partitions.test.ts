@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PARTITIONS_CSV } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { PARTITIONS_CSV } from '../../firmware/image/product-partitions.ts';
 import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
 import { compilePartitionTable, otaSlots, parsePartitionTable, PartitionTableError } from '../../firmware/image/partition-table.ts';
 

@@ -1,10 +1,10 @@
-// The RFC 2217 port's reset recogniser (firmware/virtual-esp32/rfc2217/auto-reset.ts) between a
+// The RFC 2217 port's reset recogniser (harness/transport/rfc2217-reset.ts) between a
 // client's SET-CONTROLs and the chip's strapping pins (strapping.ts): esptool's classic and
 // USB-Serial/JTAG sequences reach download mode whether the client sends the lines fast or waits
 // 50 ms for each answer, as pyserial does; the hard reset still boots the app, also right after a
 // pyserial-style open (DTR, then RTS asserted); and the lines drop when the client goes away.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResetRecogniser, RELEASE_HOLD_MS } from '../../firmware/virtual-esp32/rfc2217/auto-reset.ts';
+import { ResetRecogniser, RELEASE_HOLD_MS } from '../../harness/transport/rfc2217-reset.ts';
 import { LATCH_MS, StrappingPins, type BootMode } from '../../firmware/virtual-esp32/strapping.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

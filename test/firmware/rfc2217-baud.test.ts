@@ -1,10 +1,10 @@
-// SET-BAUDRATE on a virtual board's RFC 2217 port (firmware/virtual-esp32/rfc2217/server.ts): the
+// SET-BAUDRATE on a virtual board's RFC 2217 port (harness/transport/rfc2217-server.ts): the
 // host side of the line takes the rate asked for and the server answers with it, as ser2net does;
 // a rate the line cannot take, or 0 (a query), is answered with the rate in force; a new client
 // starts at 115200. Where the host side and the chip's UART disagree, each reads the other's bytes
 // as a UART at the wrong rate does (uart.ts resample).
 import { afterEach, describe, expect, it } from 'vitest';
-import { Rfc2217Server } from '../../firmware/virtual-esp32/rfc2217/server.ts';
+import { Rfc2217Server } from '../../harness/transport/rfc2217-server.ts';
 import { resample } from '../../firmware/virtual-esp32/uart.ts';
 import { Rfc2217Transport } from '../../harness/transport/rfc2217.ts';
 

@@ -17,7 +17,8 @@ import { publicKeyDigest, signImage } from '../../firmware/image/secure-boot.ts'
 import { burnSecureBootFuses } from '../../firmware/virtual-esp32/boot-signatures.ts';
 import { BootFailure, SdkBoard } from '../../firmware/virtual-esp32/board.ts';
 import { Efuses, manifestHmacKeyBlock } from '../../firmware/virtual-esp32/efuse.ts';
-import { DEFAULT_FLASH_BYTES, firmwareImage, productPartitions, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_FLASH_BYTES, firmwareImage, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { runFleet } from '../helpers/fleet-cli.ts';

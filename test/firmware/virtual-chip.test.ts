@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { C_HEADER_PATH, CHIP_CALLS, CHIP_EVENTS, cHeader, type ChipCallHandlers } from '../../firmware/virtual-esp32/chip-calls.ts';
 import { ChipChannel, decodeFields, encodeFields } from '../../firmware/virtual-esp32/chip-channel.ts';
-import { productPartitions } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import { BoardNetwork } from '../../firmware/virtual-esp32/network.ts';
 import { Nvs } from '../../firmware/virtual-esp32/nvs.ts';

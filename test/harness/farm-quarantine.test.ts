@@ -5,7 +5,7 @@
 // after a passing check, and the waiting job then gets it.
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { productPartitions } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import { ClientSession } from '../../harness/farm/client.ts';
 import { FarmLease } from '../../harness/farm/reserve.ts';
 import { flashBoard } from '../../harness/flash/flash-board.ts';

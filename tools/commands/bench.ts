@@ -22,7 +22,7 @@ export const DEFAULT_RIG = fileURLToPath(new URL('../../harness/rigs/five-board.
 async function benchImage(inputs: string[]): Promise<import('../../harness/serial-board.ts').BenchImage> {
   const [{ planFlash }, { productPartitions }, { appDescriptorOfImage }] = await Promise.all([
     import('../../harness/flash/inputs.ts'),
-    import('../../firmware/virtual-esp32/firmware-image.ts'),
+    import('../../firmware/image/product-partitions.ts'),
     import('../../firmware/image/app-desc.ts'),
   ]);
   const productTable = productPartitions();

@@ -60,7 +60,7 @@ export function farmCommand(program: Command, setExit: (code: number) => void): 
       const coordinator = coordinatorAddress(o.coordinator);
       let image;
       if (o.flash) {
-        const [{ planFlash }, { productPartitions }] = await Promise.all([import('../../harness/flash/inputs.ts'), import('../../firmware/virtual-esp32/firmware-image.ts')]);
+        const [{ planFlash }, { productPartitions }] = await Promise.all([import('../../harness/flash/inputs.ts'), import('../../firmware/image/product-partitions.ts')]);
         image = planFlash(o.flash, productPartitions());
       }
       const signals = onStopSignals('farm export');

@@ -47,7 +47,7 @@ export function flashCommand(program: Command, setExit: (code: number) => void):
         import('../../harness/flash/flash-board.ts'),
         import('../../harness/flash/inputs.ts'),
         import('../../harness/transport/open.ts'),
-        import('../../firmware/virtual-esp32/firmware-image.ts'),
+        import('../../firmware/image/product-partitions.ts'),
       ]);
       const table = productPartitions();
       let plan;

@@ -95,7 +95,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     .option('--flash-size <size>', 'flash size the table must fit', flashSize, 8 * 1024 * 1024)
     .requiredOption('-o, --output <file>', 'where to write the binary table')
     .action(async (o: { csv?: string; flashSize: number; output: string }) => {
-      const csvPath = o.csv ?? (await import('../../firmware/virtual-esp32/firmware-image.ts')).PARTITIONS_CSV;
+      const csvPath = o.csv ?? (await import('../../firmware/image/product-partitions.ts')).PARTITIONS_CSV;
       const entries = parsePartitionCsv(readFileArgument(csvPath).toString('utf8'), csvPath);
       writeFileSync(o.output, compilePartitionTable(entries, o.flashSize));
       for (const p of entries) process.stdout.write(`${p.name.padEnd(16)} ${typeName(p.type).padEnd(5)} ${subtypeName(p.type, p.subtype).padEnd(9)} 0x${p.offset.toString(16).padStart(6, '0')} 0x${p.size.toString(16).padStart(6, '0')}\n`);

@@ -3,14 +3,31 @@
 //   - 0x40001000, the ROM word esptool calls CHIP_DETECT_MAGIC_REG (0x9 on the S3);
 //   - the eFuse read registers (BLOCK0's fields, BLOCK1's MAC and chip revision, BLOCK2, the key
 //     blocks, the Reed–Solomon error registers), from the chip's one eFuse model (efuse.ts);
-//   - the eFuse controller's programming interface (EfuseController below), which burns through
-//     that model, as espefuse drives it;
+//   - the eFuse controller's programming interface (EfuseController below; its registers and op
+//     codes are the chip module's, firmware/chip/esp32s3-efuse.ts), which burns through that model,
+//     as espefuse drives it;
 //   - the SPI1 flash controller's user-command registers, enough to answer the JEDEC ID command
 //     (RDID 0x9F) the way esptool's flash_id / detect_flash_size drive it.
 // Any other address reads as last written, or 0.
 
-import { EFUSE_BASE, type Efuses } from '../efuse.ts';
-import { EFUSE_RS_CHECK_BYTES, wordsToBytes } from '../efuse-rs.ts';
+import { EFUSE_RS_CHECK_BYTES, wordsToBytes } from '../../chip/efuse-rs.ts';
+import {
+  EFUSE_BASE,
+  EFUSE_CLK,
+  EFUSE_CMD,
+  EFUSE_CONF,
+  EFUSE_DAC_CONF,
+  EFUSE_PGM_CHECK_VALUE0,
+  EFUSE_PGM_CMD,
+  EFUSE_PGM_DATA0,
+  EFUSE_READ_CMD,
+  EFUSE_READ_OP_CODE,
+  EFUSE_STATUS,
+  EFUSE_WRITE_OP_CODE,
+  EFUSE_WR_TIM_CONF1,
+  EFUSE_WR_TIM_CONF2,
+} from '../../chip/esp32s3-efuse.ts';
+import type { Efuses } from '../efuse.ts';
 
 const CHIP_DETECT_MAGIC_REG = 0x40001000;
 const ESP32S3_MAGIC = 0x9;
@@ -26,33 +43,6 @@ const SPIFLASH_RDID = 0x9f;
 const JEDEC_MANUFACTURER = 0xc8;
 const JEDEC_MEMORY_TYPE = 0x40;
 
-/**
- * The ESP32-S3 eFuse controller's programming interface, as espefuse's esp32s3 driver drives it
- * (esptool: espefuse/efuse/esp32s3/mem_definition.py for the addresses and opcodes, fields.py
- * `efuse_program`/`efuse_read`/`clear_pgm_registers`; ESP-IDF: components/soc/esp32s3/register/
- * soc/efuse_reg.h): the data to burn goes to EFUSE_PGM_DATA0..7 and, for blocks 1 to 10, its
- * Reed–Solomon check bytes to EFUSE_PGM_CHECK_VALUE0..2; EFUSE_CONF takes the write opcode 0x5A5A,
- * then EFUSE_CMD the program command PGM_CMD (bit 1) with the block number in bits [5:2]; the
- * hardware burns the block and clears the command bit, and clears the PGM registers (as espefuse's
- * emulator does); EFUSE_CONF 0x5AA5 with READ_CMD (bit 0) reloads the read registers. Until that
- * read, READ_REG answers what the read registers held before the program command, as on the chip.
- * A command given without its opcode in EFUSE_CONF does nothing (the bit still clears). The timing
- * registers (EFUSE_DAC_CONF, EFUSE_WR_TIM_CONF1/2) hold what is written; burning does not depend
- * on them here.
- */
-export const EFUSE_PGM_DATA0 = EFUSE_BASE + 0x000;
-export const EFUSE_PGM_CHECK_VALUE0 = EFUSE_BASE + 0x020;
-export const EFUSE_CLK = EFUSE_BASE + 0x1c8;
-export const EFUSE_CONF = EFUSE_BASE + 0x1cc;
-export const EFUSE_STATUS = EFUSE_BASE + 0x1d0;
-export const EFUSE_CMD = EFUSE_BASE + 0x1d4;
-export const EFUSE_DAC_CONF = EFUSE_BASE + 0x1e8;
-export const EFUSE_WR_TIM_CONF1 = EFUSE_BASE + 0x1f4;
-export const EFUSE_WR_TIM_CONF2 = EFUSE_BASE + 0x1f8;
-export const EFUSE_WRITE_OP_CODE = 0x5a5a;
-export const EFUSE_READ_OP_CODE = 0x5aa5;
-export const EFUSE_READ_CMD = 1 << 0;
-export const EFUSE_PGM_CMD = 1 << 1;
 /** The controller's own registers: programming data, check values, configuration, command, timing. */
 const CONTROLLER_REGISTERS = new Set([
   ...Array.from({ length: 11 }, (_, i) => EFUSE_PGM_DATA0 + 4 * i),

@@ -5,6 +5,7 @@ import type { ClientRequest, ClientResponse, HttpHandler, Iface } from '../../ha
 import { softApConfigProblem, type Association, type Radio, type ScanResult, type SoftApConfig } from '../../hal/radio.ts';
 import type { DeviceIdentity } from '../../hal/system.ts';
 import { toBodyReader } from '../../core/http/respond.ts';
+import { softApMac } from '../../../chip/esp32s3-mac.ts';
 
 interface AirAp {
   radio: MemoryRadio;
@@ -31,11 +32,9 @@ export class MemoryRadio implements Radio {
     this.stationMac = identity.wifiMac;
   }
 
-  /** BSSID = the Wi-Fi MAC + 1, as on an ESP32. */
+  /** The BSSID: the SoftAP's MAC, as the chip derives it (firmware/chip/esp32s3-mac.ts). */
   softApBssid(): string {
-    const bytes = this.identity.wifiMac.split(':').map((h) => parseInt(h, 16));
-    bytes[5] = (bytes[5]! + 1) & 0xff;
-    return bytes.map((b) => b.toString(16).padStart(2, '0').toUpperCase()).join(':');
+    return softApMac(this.identity.wifiMac);
   }
 
   async startSoftAp(config: SoftApConfig): Promise<void> {

@@ -8,8 +8,8 @@
 // closed. Loopback only.
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { ResetRecogniser } from './auto-reset.ts';
-import { COM, comPortCommand, CONTROL, DO, DONT, escapeData, negotiate, OPT, PURGE, SERVER_REPLY_OFFSET, TelnetParser, u32be, WILL, WONT } from './telnet.ts';
+import { ResetRecogniser } from './rfc2217-reset.ts';
+import { COM, comPortCommand, CONTROL, DO, DONT, escapeData, negotiate, OPT, PURGE, SERVER_REPLY_OFFSET, TelnetParser, u32be, WILL, WONT } from './rfc2217-telnet.ts';
 
 export interface SerialLine {
   /** Bytes the client sent towards the board. */
