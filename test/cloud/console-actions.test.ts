@@ -11,14 +11,12 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
-import { launchConsoleBrowser, logIn } from '../helpers/console-browser.ts';
+import { atEachWidth, launchConsoleBrowser, logIn, overflow } from '../helpers/console-browser.ts';
 
 const SHOTS = new URL('../../reports/console/', import.meta.url).pathname;
 const TRACK = { class: 'ctl-s3', product_hex: '0x00c0ffee', application: 'ctl-s3' };
 const TRACK_PATH = `/admin/firmware/${TRACK.class}/${TRACK.product_hex}/${TRACK.application}`;
 const XSS_LABEL = '<img src=x onerror="window.__xss=1">Boiler <b>room</b>';
-/** The widths every part is looked at: a laptop, and a phone held upright. */
-const WIDTHS = [1280, 420] as const;
 /** What each device reports at its OTA check: three on the newest release, two behind, one on a revoked one. */
 const FLEET: [string, string][] = [
   ['act-01', '2026.03.01'],
@@ -36,20 +34,6 @@ let page: Page;
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `actions-${name}.png`), fullPage: true });
 const xssRan = () => page.evaluate('window.__xss ?? null');
-/** Nothing wider than the window: the page scrolls down, never sideways. */
-const overflow = async () => ((await page.evaluate('document.documentElement.scrollWidth')) as number) - page.viewportSize()!.width;
-
-/** Runs `look` at each width, the window set to it first; back to 1,280 px after. */
-async function atEachWidth(look: (width: number) => Promise<void>): Promise<void> {
-  try {
-    for (const width of WIDTHS) {
-      await page.setViewportSize({ width, height: 900 });
-      await look(width);
-    }
-  } finally {
-    await page.setViewportSize({ width: 1280, height: 800 });
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fleet-console-actions-'));
@@ -92,9 +76,9 @@ describe('devices per version', () => {
     expect(await table.locator('p.muted').textContent()).toBe('6 devices on this track, by the version each reported at its last check:');
     // A trusted key by its label and the start of its digest; one without a label by its digest.
     expect(await page.locator('p.signing').textContent()).toBe(`Signing: not required (unsigned images accepted); trusted keys: release 2026 (${'ab'.repeat(6)}…), ${'cd'.repeat(6)}…`);
-    await atEachWidth(async (width) => {
+    await atEachWidth(page, async (width) => {
       await table.scrollIntoViewIfNeeded();
-      expect(await overflow(), `${width} px`).toBeLessThanOrEqual(0);
+      expect(await overflow(page), `${width} px`).toBeLessThanOrEqual(0);
       await shot(`releases-${width}`);
     });
   });
@@ -107,8 +91,8 @@ describe('devices per version', () => {
     await expect.poll(listed).toEqual(['act-04', 'act-05']);
     expect(await page.locator('.on-track').textContent()).toBe(`On track ${TRACK.class}/${TRACK.product_hex}/${TRACK.application} Any track`);
     expect(await page.getByLabel('Version').inputValue()).toBe('2026.02.01');
-    await atEachWidth(async (width) => {
-      expect(await overflow(), `${width} px`).toBeLessThanOrEqual(0);
+    await atEachWidth(page, async (width) => {
+      expect(await overflow(page), `${width} px`).toBeLessThanOrEqual(0);
       await shot(`devices-filtered-${width}`);
     });
     await page.getByRole('button', { name: 'Any track' }).click();
@@ -156,8 +140,8 @@ describe("a device's actions", () => {
     await expect.poll(() => refusal.textContent()).toMatch(/\(invalid_device_groups\)$/);
     expect(await refusal.textContent()).toContain('hall/west');
     expect((await cloud.adminJson('GET', '/admin/devices/act-02')).body.groups).toEqual(['beta', 'lab']);
-    await atEachWidth(async (width) => {
-      expect(await overflow(), `${width} px`).toBeLessThanOrEqual(0);
+    await atEachWidth(page, async (width) => {
+      expect(await overflow(page), `${width} px`).toBeLessThanOrEqual(0);
       await shot(`device-${width}`);
     });
   });
@@ -186,9 +170,9 @@ describe("a device's actions", () => {
     expect(await confirm.count()).toBe(0);
     expect((await cloud.adminJson('GET', '/admin/devices/act-06')).status).toBe(200);
     await start.click();
-    await atEachWidth(async (width) => {
+    await atEachWidth(page, async (width) => {
       await confirm.scrollIntoViewIfNeeded();
-      expect(await overflow(), `${width} px`).toBeLessThanOrEqual(0);
+      expect(await overflow(page), `${width} px`).toBeLessThanOrEqual(0);
       await shot(`remove-confirm-${width}`);
     });
     expect(await colours(page.getByRole('button', { name: 'Remove act-06' }))).toEqual(['rgb(255, 255, 255)', 'rgb(180, 35, 24)']);

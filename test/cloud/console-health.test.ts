@@ -3,7 +3,8 @@
 // heap, reboots by reason, releases with their rates), a device's timeline (boots with reasons, a crash
 // with its summary, update steps, heartbeats as charts of heap and RSSI; a single heartbeat without RSSI;
 // a device with no report), and a release's health beside its rollout, whose health gate paused it.
-// A crash message holding markup is shown as text. Screenshots go to /tmp/console-health-*.png.
+// A crash message holding markup is shown as text. The Devices page's health columns, sorted, and its
+// health filters, at 1,280 and 420 px. Screenshots go to /tmp/console-health-*.png.
 import type { KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
-import { launchConsoleBrowser, logIn } from '../helpers/console-browser.ts';
+import { atEachWidth, launchConsoleBrowser, logIn, overflow } from '../helpers/console-browser.ts';
 import { bootReport, heartbeatReport, postReport, updateReport } from '../helpers/health.ts';
 
 const TRACK = '/admin/firmware/ctl/0x00000071/ctl';
@@ -122,6 +123,67 @@ describe("the console's health pages", () => {
     await page.getByRole('link', { name: 'Health', exact: true }).click();
     await crashed.getByRole('link', { name: 'hb-b1' }).click();
     await page.waitForURL(/#\/devices\/hb-b1$/);
+  });
+
+  it("the Devices page's health columns: last report (or never), last crash with its kind, largest free block, RSSI; sorted with the missing last; filtered by crash and low heap", async () => {
+    await page.goto(`${cloud.url}/console#/devices`);
+    const listed = () => page.locator('tbody tr[data-uuid]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-uuid')));
+    await expect.poll(listed).toEqual(['hb-a1', 'hb-b1', 'hb-b2', 'hb-eth', 'hb-quiet']);
+    expect(await page.locator('thead th').allTextContents()).toEqual(['UUID ▲', 'Label', 'Track', 'Version', 'Last check', 'Last report', 'Last crash', 'Largest free block', 'RSSI', 'Last backup', 'Groups']);
+    // What the API says of each device, in the page's words (the times as the console writes them).
+    const api = new Map<string, any>((await cloud.adminJson('GET', '/admin/devices')).body.devices.map((d: any) => [d.uuid, d.health]));
+    const utc = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
+    const health = (uuid: string) => page.locator(`tr[data-uuid="${uuid}"] td`).evaluateAll((tds) => tds.slice(5, 9).map((td) => [td.textContent, td.className]));
+    const crash = api.get('hb-b1').last_crash;
+    expect(crash).toMatchObject({ kind: 'unhandled_exception', at: at(3.2) });
+    expect(await health('hb-a1')).toEqual([[utc(api.get('hb-a1').last_report_at), ''], ['none', ''], ['40,000 B', 'nowrap'], ['-61 dBm', 'nowrap']]);
+    expect(await health('hb-b1')).toEqual([[utc(api.get('hb-b1').last_report_at), ''], [`${utc(crash.at)}: unhandled_exception`, 'bad'], ['18,000 B', 'nowrap'], ['-71 dBm', 'nowrap']]);
+    expect(await health('hb-b2')).toEqual([[utc(api.get('hb-b2').last_report_at), ''], ['none', ''], ['9,000 B', 'nowrap bad'], ['-61 dBm', 'nowrap']]);
+    expect(await health('hb-eth')).toEqual([[utc(api.get('hb-eth').last_report_at), ''], ['none', ''], ['40,000 B', 'nowrap'], ['—', 'nowrap']]);
+    expect(await health('hb-quiet')).toEqual([['never', 'muted'], ['—', ''], ['—', ''], ['—', '']]);
+    // The crash message stays on the device's page: the table shows no markup of it, and nothing ran.
+    expect(await page.locator('tbody img').count()).toBe(0);
+    expect(await xssRan()).toBeNull();
+    // Each health header sorts, up and then down; a device without the figure is last either way.
+    const sortBy = async (column: string, ascending: string[], descending: string[]) => {
+      await page.locator('thead').getByRole('button', { name: new RegExp(`^${column}`) }).click();
+      await expect.poll(listed).toEqual(ascending);
+      expect(await page.locator('th[aria-sort="ascending"]').textContent()).toBe(`${column} ▲`);
+      await page.locator('thead').getByRole('button', { name: new RegExp(`^${column}`) }).click();
+      await expect.poll(listed).toEqual(descending);
+    };
+    // hb-a1 reported first, then hb-b1, hb-b2, hb-eth (as the cloud received them); hb-quiet never did.
+    await sortBy('Last report', ['hb-a1', 'hb-b1', 'hb-b2', 'hb-eth', 'hb-quiet'], ['hb-eth', 'hb-b2', 'hb-b1', 'hb-a1', 'hb-quiet']);
+    await sortBy('Last crash', ['hb-b1', 'hb-a1', 'hb-b2', 'hb-eth', 'hb-quiet'], ['hb-b1', 'hb-a1', 'hb-b2', 'hb-eth', 'hb-quiet']);
+    await sortBy('Largest free block', ['hb-b2', 'hb-b1', 'hb-a1', 'hb-eth', 'hb-quiet'], ['hb-a1', 'hb-eth', 'hb-b1', 'hb-b2', 'hb-quiet']);
+    await sortBy('RSSI', ['hb-b1', 'hb-a1', 'hb-b2', 'hb-eth', 'hb-quiet'], ['hb-a1', 'hb-b2', 'hb-b1', 'hb-eth', 'hb-quiet']);
+    // Looked at sorted by the largest free block, the lowest first.
+    await page.locator('thead').getByRole('button', { name: /^Largest free block/ }).click();
+    await expect.poll(listed).toEqual(['hb-b2', 'hb-b1', 'hb-a1', 'hb-eth', 'hb-quiet']);
+    await atEachWidth(page, async (width) => {
+      expect(await overflow(page), `${width} px`).toBeLessThanOrEqual(0);
+      await shot(`devices-${width}`);
+    });
+    // The inventory's health filters, as `fleet device list --crashed-days N --low-heap BYTES` sends them.
+    const apply = () => page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByLabel('Crashed in the last (days)').fill('7');
+    await apply();
+    await expect.poll(listed).toEqual(['hb-b1']);
+    await page.getByLabel('Crashed in the last (days)').fill('');
+    await page.getByLabel('Low heap below (bytes)').fill('16384');
+    await apply();
+    await expect.poll(listed).toEqual(['hb-b2']);
+    await atEachWidth(page, async (width) => {
+      expect(await overflow(page), `${width} px`).toBeLessThanOrEqual(0);
+      await shot(`devices-low-heap-${width}`);
+    });
+    await page.getByLabel('Crashed in the last (days)').fill('7');
+    await apply();
+    await expect.poll(() => page.locator('p.muted', { hasText: /devices?$/ }).first().textContent()).toBe('0 devices');
+    await page.getByLabel('Low heap below (bytes)').fill('');
+    await page.getByLabel('Crashed in the last (days)').fill('');
+    await apply();
+    await expect.poll(listed).toHaveLength(5);
   });
 
   it("a device's timeline: boots with reasons, the crash with its summary as text, update steps, heartbeats as charts of heap and RSSI", async () => {

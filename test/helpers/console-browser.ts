@@ -1,6 +1,6 @@
 // The operator console's browser for tests (docs/operator-console.md): Debian's chromium driven by
 // playwright-core (no browser download), a new empty profile, loopback only; and the console's log-in
-// with a super-user token.
+// with a super-user token; the widths a page is looked at, where it must not scroll sideways.
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { mintToken } from '../../cloud/auth/jwt.ts';
 import { TEST_JWT_SECRET } from './cloud.ts';
@@ -26,4 +26,22 @@ export async function logIn(page: Page, cloudUrl: string, subject = 'test'): Pro
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.locator('.subject').waitFor();
   return jwt;
+}
+
+/** The widths a page is looked at: a laptop, and a phone held upright. */
+export const WIDTHS = [1280, 420] as const;
+
+/** How far the page is wider than the window (0 or less: it scrolls down, never sideways; a table scrolls in its own box). */
+export const overflow = async (page: Page) => ((await page.evaluate('document.documentElement.scrollWidth')) as number) - page.viewportSize()!.width;
+
+/** Runs `look` at each of WIDTHS, the window set to it first; back to 1,280 px after. */
+export async function atEachWidth(page: Page, look: (width: number) => Promise<void>): Promise<void> {
+  try {
+    for (const width of WIDTHS) {
+      await page.setViewportSize({ width, height: 900 });
+      await look(width);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 800 });
+  }
 }
