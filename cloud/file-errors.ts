@@ -2,13 +2,14 @@
 // a usage error (fleet exit 2) whose message names the file and says what to do, never a bare
 // `ENOENT: no such file or directory` (README exit codes).
 import { readFileSync } from 'node:fs';
+import { EXIT_CODES } from './exit-codes.ts';
 
 /** A Node file-system error: it names the call and (but for a read of an open file) the path. */
 export type FileSystemError = NodeJS.ErrnoException & { code: string; syscall: string; path: string };
 
 export class FileArgumentError extends Error {
   override name = 'FileArgumentError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CODES.usage;
 }
 
 export function isFileSystemError(err: unknown): err is FileSystemError {

@@ -2,6 +2,7 @@
 // power/reset, the serial console (lines and commands), HTTP on each interface, what the OLED shows,
 // the event log. Scenarios use only this. The OLED and the event log are read from the console
 // (`OLED` and `LOG` lines, docs/serial-console.md), so a real board is read the same way.
+import { parseLogLine } from '../firmware/src/core/console/lines.ts';
 import type { BoardSpec } from './rig.ts';
 
 export type Iface = 'ethernet' | 'softap' | 'station';
@@ -76,8 +77,8 @@ export function displayFrom(lines: string[]): string[] {
 export function eventsFrom(lines: string[]): EventLine[] {
   const out: EventLine[] = [];
   for (const l of lines) {
-    const m = /^LOG (\w+) ([\w-]+): (.*)$/.exec(l);
-    if (m) out.push({ level: m[1]!.toLowerCase(), source: m[2]!, message: m[3]! });
+    const logged = parseLogLine(l);
+    if (logged) out.push({ ...logged, level: logged.level.toLowerCase() });
   }
   return out;
 }

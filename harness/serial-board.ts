@@ -9,6 +9,7 @@
 // A virtual board with `drive: rfc2217` is driven by this same code: the bench starts it (the
 // "power" of a USB hub port, BoardPower) and hands over nothing but its RFC 2217 URL.
 import { interfaceMac } from '../firmware/chip/esp32s3-mac.ts';
+import { bootEndingEventPattern } from '../firmware/src/core/console/lines.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { TimeoutError, displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
 import { readChipIdentity } from './flash/esptool.ts';
@@ -54,7 +55,7 @@ export class BoardSetupError extends Error {
 
 const BOOT_TIMEOUT_MS = 60_000;
 /** The end of a boot: the outcome of what the firmware does at start (device.ts boot()). */
-const BOOT_DONE = /^EVT \{"event":"(target_provisioning|client_normal_mode|client_provisioning)"/;
+const BOOT_DONE = bootEndingEventPattern();
 /** A listener's address: a Moddable board's log line, or a virtual board's host line. */
 const LISTENING = /^(?:LOG INFO board: |HOST )(ethernet|softap|station): listening on (\S+?):(\d+)$/;
 const ROM_BANNER = /^ESP-ROM:/;

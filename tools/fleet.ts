@@ -29,8 +29,9 @@ import { simulateCommand } from './commands/simulate.ts';
 import { virtualCommand } from './commands/virtual.ts';
 import { fileErrorMessage, isFileSystemError, readFileArgument } from '../cloud/file-errors.ts';
 import { RigError } from '../harness/rig-error.ts';
+import { EXIT_CODES } from '../cloud/exit-codes.ts';
 
-export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3, config: 4 } as const;
+export const EXIT = Object.freeze({ ok: EXIT_CODES.ok, refused: EXIT_CODES.refused, usage: EXIT_CODES.usage, unreachable: EXIT_CODES.unreachable, config: EXIT_CODES.config });
 
 function print(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');

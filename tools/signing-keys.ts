@@ -7,10 +7,11 @@ import { basename, dirname, join } from 'node:path';
 import { hex } from '../firmware/image/bytes.ts';
 import { publicKeyDigest, RSA_KEY_BITS, SecureBootError } from '../firmware/image/secure-boot.ts';
 import { readFileArgument } from '../cloud/file-errors.ts';
+import { EXIT_CODES } from '../cloud/exit-codes.ts';
 
 export class SigningKeyError extends Error {
   override name = 'SigningKeyError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CODES.usage;
 }
 
 /** A key read from a file, with the digest SECURE_BOOT_DIGESTn would hold for it. */

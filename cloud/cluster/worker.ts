@@ -10,6 +10,7 @@ import { isSupervisorMessage, WORKER_SLOT_ENV, type WorkerMessage } from './mess
 import { sendOrDrop } from './ipc.ts';
 import { clusterPeers } from './peers.ts';
 import { workerStats } from './stats.ts';
+import { EXIT_CODES } from '../exit-codes.ts';
 
 async function send(m: WorkerMessage): Promise<void> {
   if (process.connected) await sendOrDrop(process, m);
@@ -50,8 +51,8 @@ async function main(): Promise<void> {
     } catch {
       friendly = undefined;
     }
-    await send({ t: 'fatal', message: friendly ?? (code ? `${code}: ${message}` : message), exitCode: 4 });
-    process.exit(4);
+    await send({ t: 'fatal', message: friendly ?? (code ? `${code}: ${message}` : message), exitCode: EXIT_CODES.config });
+    process.exit(EXIT_CODES.config);
   }
 }
 

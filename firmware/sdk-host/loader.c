@@ -7,7 +7,7 @@
  *
  *   loader <mc.so>
  *
- * File descriptors, from the board's Node side (firmware/virtual-esp32/board-process.ts):
+ * File descriptors, from the board's Node side (firmware/virtual-esp32/firmware-process.ts):
  *   3, 4  the channel to the chip beneath (sdk-host/natives/fw_host.h)
  *   5     UART0's pins: bytes to and from the chip's console. The firmware opens its UART with the
  *         SDK's `embedded:io/serial` (modules/io/serial/lin/serial.c), which needs a terminal: the

@@ -11,6 +11,7 @@
 import type { KeyObject } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
+import { parseEventLine, parseLogLine } from '../src/core/console/lines.ts';
 import type { FirmwareSettings } from '../src/core/settings.ts';
 import type { Iface } from '../src/hal/network.ts';
 import type { DeviceIdentity } from '../src/hal/system.ts';
@@ -624,8 +625,8 @@ export class SdkBoard {
   }
 
   private firmwareLine(line: string): void {
-    const logged = /^LOG (\w+) ([\w-]+): (.*)$/.exec(line);
-    if (logged) this.events.push({ level: logged[1]!.toLowerCase(), source: logged[2]!, message: logged[3]! });
+    const logged = parseLogLine(line);
+    if (logged) this.events.push({ ...logged, level: logged.level.toLowerCase() });
     this.consoleLine(line);
     if (line.startsWith('LOG INFO boot: ') && this.o.adminPassword && !hasAdminPassword(this.o.flashDir)) {
       // The factory's set-up: the admin password, typed on the console once the firmware takes commands.
@@ -640,7 +641,8 @@ export class SdkBoard {
       this.booting = undefined;
       return;
     }
-    if (line.startsWith('EVT ') && this.booting) this.bootEvent(JSON.parse(line.slice(4)) as Record<string, unknown>);
+    const event = this.booting ? parseEventLine(line) : undefined;
+    if (event) this.bootEvent(event);
   }
 
   /** The EVT lines that end a boot (core/device.ts boot()). */

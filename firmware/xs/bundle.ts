@@ -1,13 +1,11 @@
 // Bundles a firmware entry (TS or JS) into one script that the XS worker can `evaluate`: a single
 // IIFE with every import inlined, since the worker evaluates plain scripts and has no module loader
 // wired to our files.
-import { build, type Plugin } from 'esbuild';
+import { build } from 'esbuild';
 
 export interface BundleOptions {
   /** esbuild `define`: identifier -> JS expression text (e.g. `{ DEBUG: 'false' }`). */
   define?: Record<string, string>;
-  /** esbuild plugins (e.g. the emulated Moddable SDK's module resolution, firmware/sim/bundle.ts). */
-  plugins?: Plugin[];
 }
 
 export async function bundleForXs(entry: string, opts: BundleOptions = {}): Promise<string> {
@@ -27,7 +25,6 @@ export async function bundleForXs(entry: string, opts: BundleOptions = {}): Prom
     mainFields: ['module', 'main'],
     conditions: ['import', 'default'],
     define: opts.define ?? {},
-    plugins: opts.plugins ?? [],
     logLevel: 'silent',
   });
   const file = result.outputFiles[0];

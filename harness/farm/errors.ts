@@ -1,8 +1,9 @@
 // What goes wrong with a farm, as errors a command line maps to its exit codes (docs/cli-errors.md):
 // the coordinator cannot be reached, tags that match no place, a reservation that does not come in
 // time, and a coordinator or exporter that refuses (a place held by another, a quarantined board).
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
-export const FARM_EXIT = { unreachable: 12, no_match: 13, not_allocated: 14, refused: 15 } as const;
+export const FARM_EXIT = Object.freeze({ unreachable: EXIT_CODES.farmUnreachable, no_match: EXIT_CODES.farmNoMatch, not_allocated: EXIT_CODES.farmNotAllocated, refused: EXIT_CODES.farmRefused });
 export type FarmFailure = keyof typeof FARM_EXIT;
 
 export class FarmError extends Error {

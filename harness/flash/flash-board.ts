@@ -15,9 +15,10 @@ import { withEsptool } from './esptool.ts';
 import { checkPlan, FlashInputError, ImageDoesNotFitError, type FlashFile, type FlashPlan } from './inputs.ts';
 import { WebSerialAdapter } from './web-serial.ts';
 import { FlashVerifyError, writeChanged, type ImageWritten } from './write-changed.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 /** `fleet flash` exit codes beyond fleet's own (0 done, 2 usage); rig: a board of `--rig` failed (the summary says which and why). */
-export const FLASH_EXIT = { usage: 2, port: 5, no_answer: 6, wrong_chip: 7, does_not_fit: 8, verify: 9, no_boot: 10, rig: 11 } as const;
+export const FLASH_EXIT = Object.freeze({ usage: EXIT_CODES.usage, port: EXIT_CODES.port, no_answer: EXIT_CODES.noAnswer, wrong_chip: EXIT_CODES.flashWrongChip, does_not_fit: EXIT_CODES.flashDoesNotFit, verify: EXIT_CODES.flashVerify, no_boot: EXIT_CODES.flashNoBoot, rig: EXIT_CODES.flashRig });
 export type FlashFailure = keyof typeof FLASH_EXIT;
 
 export class FlashError extends Error {

@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RigError } from '../../harness/rig-error.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 /** `--repeat`'s bound (harness/repeat.ts takes any count of at least one). */
 export const MAX_REPEAT = 100;
@@ -71,7 +72,7 @@ function farmWait(value: string): number {
 /** `--farm` without the places' tags: a usage error (exit 2). */
 class FarmUsageError extends Error {
   override name = 'FarmUsageError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CODES.usage;
 }
 
 /**

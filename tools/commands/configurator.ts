@@ -2,6 +2,7 @@
 // --host says otherwise. Prints its URL and opens nothing; Ctrl-C stops it.
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 function port(value: string): number {
   const n = Number(value);
@@ -24,9 +25,9 @@ export function configuratorCommand(program: Command): void {
       } catch (err) {
         // Exit 4 (bad configuration), with a sentence: a file that is not a site, a port in use.
         const code = (err as { code?: string }).code;
-        if (err instanceof SiteFileError) throw Object.assign(new Error(err.message), { exitCode: 4 });
-        if (code === 'EADDRINUSE') throw Object.assign(new Error(`${o.host}:${o.port} is in use: pick another port with --port`), { exitCode: 4 });
-        if (code === 'EADDRNOTAVAIL') throw Object.assign(new Error(`${o.host} is not an address of this machine`), { exitCode: 4 });
+        if (err instanceof SiteFileError) throw Object.assign(new Error(err.message), { exitCode: EXIT_CODES.config });
+        if (code === 'EADDRINUSE') throw Object.assign(new Error(`${o.host}:${o.port} is in use: pick another port with --port`), { exitCode: EXIT_CODES.config });
+        if (code === 'EADDRNOTAVAIL') throw Object.assign(new Error(`${o.host} is not an address of this machine`), { exitCode: EXIT_CODES.config });
         throw err;
       }
       process.stderr.write(`configurator: site ${running.store.path}; Ctrl-C stops it\n`);

@@ -3,8 +3,9 @@
 // against the README by test/tools/monitor-reset.test.ts). (`fleet monitor` is in monitor.ts.)
 import type { Command } from 'commander';
 import { baudFlag, portFlag, resolvePort, seconds } from './port-options.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
-export const CONSOLE_EXIT = { ok: 0, err: 1, usage: 2, port: 5, no_answer: 6 } as const;
+export const CONSOLE_EXIT = Object.freeze({ ok: EXIT_CODES.ok, err: EXIT_CODES.refused, usage: EXIT_CODES.usage, port: EXIT_CODES.port, no_answer: EXIT_CODES.noAnswer });
 
 /** What each of `fleet console`'s exit codes means, in the README's words (`<code> <meaning>` there). */
 export const CONSOLE_EXIT_MEANING: Readonly<Record<keyof typeof CONSOLE_EXIT, string>> = Object.freeze({

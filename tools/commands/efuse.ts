@@ -24,8 +24,9 @@ import type { BurnPlan, BurnRequest } from '../../harness/flash/efuse-burn.ts';
 import type { RomSession } from '../../harness/flash/esptool.ts';
 import type { ResetMethod } from '../../harness/transport/reset-sequence.ts';
 import { afterFlag, portFlag, resetMethodOption, resolvePort, resolveResetMethod, type AfterAction } from './port-options.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
-export const EFUSE_EXIT = { declined: 1, usage: 2, port: 5, no_answer: 6, unexpected: 7, refused: 8, not_burned: 9 } as const;
+export const EFUSE_EXIT = Object.freeze({ declined: EXIT_CODES.refused, usage: EXIT_CODES.usage, port: EXIT_CODES.port, no_answer: EXIT_CODES.noAnswer, unexpected: EXIT_CODES.efuseUnexpected, refused: EXIT_CODES.efuseRefused, not_burned: EXIT_CODES.efuseNotBurned });
 
 export class EfuseCommandError extends Error {
   override name = 'EfuseCommandError';

@@ -7,11 +7,12 @@ import { Option, type Command } from 'commander';
 import { readFileArgument } from '../../cloud/file-errors.ts';
 import { path, type CloudClient } from '../client.ts';
 import { baudOption, seconds } from './port-options.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 /** A key that cannot be enrolled as given (not a key, another board's, no UUID): a usage error, exit 2. */
 export class EnrollInputError extends Error {
   override name = 'EnrollInputError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CODES.usage;
 }
 
 export interface EnrollmentKey {

@@ -9,6 +9,7 @@
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { onStopSignals } from '../cli/stop-signals.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 const coordinatorOption = () => new Option('--coordinator <host:port>', 'the labgrid coordinator').env('LG_COORDINATOR').default('127.0.0.1:20408');
 
@@ -115,7 +116,7 @@ export function farmCommand(program: Command, setExit: (code: number) => void): 
     .option('--wait <seconds>', 'how long to wait for the places', (v) => Number(v), 600)
     .action(async (o: { coordinator: string; placeTags: string[]; wait: number }) => {
       const [{ FarmLease }, { parsePlaceTags }] = await Promise.all([import('../../harness/farm/reserve.ts'), import('../../harness/farm/tags.ts')]);
-      if (o.placeTags.length === 0) throw Object.assign(new Error('fleet farm reserve needs --place-tags key=value,… (once per place)'), { exitCode: 2 });
+      if (o.placeTags.length === 0) throw Object.assign(new Error('fleet farm reserve needs --place-tags key=value,… (once per place)'), { exitCode: EXIT_CODES.usage });
       const places = o.placeTags.map(parsePlaceTags);
       const abort = new AbortController();
       const signals = onStopSignals('farm reserve');

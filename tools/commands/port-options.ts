@@ -7,6 +7,7 @@
 import { InvalidArgumentError, Option } from 'commander';
 import { isRfc2217 } from '../../harness/transport/open.ts';
 import { parseResetMethod, type ResetMethod } from '../../harness/transport/reset-sequence.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 export function resetMethodOption(value: string): ResetMethod | 'auto' {
   if (value === 'auto') return 'auto';
@@ -51,7 +52,7 @@ export function baudFlag(description: string, defaultBaud: number, env: 'ESPBAUD
 /** No port given and not exactly one to pick: a usage error (exit 2) that lists what there is. */
 export class PortChoiceError extends Error {
   override name = 'PortChoiceError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CODES.usage;
 }
 
 type PortList = () => Promise<import('../../harness/transport/usb-ports.ts').SerialPortInfo[]>;

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chipByName, CHIPS } from '../../firmware/image/chips.ts';
 import { path, type CloudClient } from '../client.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 export interface ReleaseOptions {
   url?: string;
@@ -56,7 +57,7 @@ export function rolloutSettings(o: ReleaseOptions): Record<string, unknown> | un
 /** A release the command refuses before asking the cloud (exit 2, a usage error). */
 export class ReleaseUsageError extends Error {
   override name = 'ReleaseUsageError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CODES.usage;
 }
 
 /**

@@ -13,6 +13,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { TrackSigning } from '../../cloud/schema/api.ts';
 import { path, type CloudClient } from '../client.ts';
 import { loadVerifyingKey } from '../signing-keys.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 type SigningView = Static<typeof TrackSigning>;
 
@@ -27,7 +28,7 @@ export function digestOfFile(file: string): string {
 /** A usage error of this command's options (exit 2), refused before anything is sent. */
 export class SigningOptionError extends Error {
   override name = 'SigningOptionError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CODES.usage;
 }
 
 /**

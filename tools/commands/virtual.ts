@@ -18,6 +18,7 @@ import type { Broker } from '../../harness/broker.ts';
 import { onStopSignals, type StopSignals } from '../cli/stop-signals.ts';
 import { loadSigningKey, loadVerifyingKey } from '../signing-keys.ts';
 import { DEFAULT_RIG } from './bench.ts';
+import { EXIT_CODES } from '../../cloud/exit-codes.ts';
 
 export function virtualCommand(program: Command): void {
   program
@@ -53,7 +54,7 @@ function secureVersionOption(value: string): number {
 /** A key the user named that is not one the chip can use, or a first key without its private half: exit 2. */
 class SecureBootKeyError extends Error {
   override name = 'SecureBootKeyError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT_CODES.usage;
 }
 
 /** The options' keys read and checked (RSA-3072, PEM; the first private), before any board starts. */

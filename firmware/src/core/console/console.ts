@@ -2,6 +2,8 @@
 // `EVT <json>`, `OLED <json array of lines>`, and one answer per command: `OK <json>` or
 // `ERR <code> <text>`. In: the commands of COMMANDS below.
 
+import { eventLine, logLine } from './lines.ts';
+
 export const COMMANDS = Object.freeze(['help', 'status', 'reboot', 'prov on', 'prov off', 'pubkey', 'password <new>', 'cloud <url>', 'backup now', 'ota check', 'health', 'health now', 'health interval <seconds>', 'factory-reset', 'fault record <controllers|clients> <uuid>', 'fault memory', 'fault throw', 'fault hang', 'fault clear'] as const);
 
 export type CommandHandler = (args: string) => Promise<unknown> | unknown;
@@ -16,11 +18,11 @@ export class ConsoleProtocol {
   }
 
   log(level: string, source: string, message: string): void {
-    this.write(`LOG ${level} ${source}: ${message.replace(/[\r\n]+/g, ' ')}`);
+    this.write(logLine(level, source, message));
   }
 
   event(event: Record<string, unknown>): void {
-    this.write(`EVT ${JSON.stringify(event)}`);
+    this.write(eventLine(event));
   }
 
   oled(lines: string[]): void {
