@@ -99,6 +99,7 @@ export class DeviceApi {
       api.s.configuredLocally?.();
       return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(size), etag: quoteEtag(etag) }, body: api.s.local.reader() };
     }),
+    route('GET', API_PATHS.cloudBackupInfo, 'visual', async (api) => jsonResponse(200, await api.s.cloud.info())),
     route('DELETE', API_PATHS.cloudBackup, 'visual', async (api) => {
       await api.s.cloud.remove();
       return emptyResponse(204);
