@@ -3,10 +3,11 @@
 // hands records to; and watch what the controller logs while a client or a target provisions
 // (GET /api/events: "station … associated", "provisioning token issued to …").
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { api, type DeviceEvent, type Provisioning, type RecordSummary } from '../api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, type ClientReport, type ClientsReport, type DeviceEvent, type Provisioning, type RecordSummary } from '../api.ts';
 import { ActionForm, Button, Field, Select } from '../../../../web-common/browser/fields.tsx';
 import { useAction } from '../../../../web-common/browser/hooks.ts';
+import { DangerAction } from '../components/confirm.tsx';
 import { Message } from '../components/ui.tsx';
 
 const POLL_MS = 2000;
@@ -59,10 +60,31 @@ function ModePanel({ mode }: { mode: Provisioning | null }) {
   );
 }
 
-/** One record: a site's (with its Remove button) or one only the controller holds. */
-function RecordRow({ record: r, where, children }: { record: RecordSummary; where: string; children?: ComponentChildren }) {
+/** When the controller issued a client its token, as this configurator saw it logged. */
+function provisionedText(c: ClientReport | undefined): string {
+  if (!c) return '—';
+  return c.provisioned_at ? new Date(c.provisioned_at).toLocaleString() : 'not yet';
+}
+
+/** What the client last said on the site's broker (its retained status). */
+function mqttText(c: ClientReport | undefined): string {
+  if (!c) return '—';
+  switch (c.mqtt) {
+    case 'online':
+      return `connected${c.version ? ` (firmware ${c.version})` : ''}`;
+    case 'offline':
+      return 'connected, then went offline';
+    case 'not_seen':
+      return c.provisioned_at ? 'not connected since' : 'never connected';
+    default:
+      return 'broker not read';
+  }
+}
+
+/** One record: a site's (with its Remove button) or one only the controller holds; a client's with its provisioning and broker state. */
+function RecordRow({ record: r, where, client, children }: { record: RecordSummary; where: string; client?: ClientReport; children?: ComponentChildren }) {
   return (
-    <tr>
+    <tr data-testid={`record-${r.uuid}`}>
       <td data-label="Kind">{r.kind === 'clients' ? 'client' : 'controller'}</td>
       <td data-label="Name">{r.name}</td>
       <td data-label="UUID">
@@ -72,6 +94,8 @@ function RecordRow({ record: r, where, children }: { record: RecordSummary; wher
         <code>{r.mac}</code>
       </td>
       <td data-label="On the controller">{where}</td>
+      <td data-label="Provisioned" data-testid="provisioned">{provisionedText(client)}</td>
+      <td data-label="MQTT broker" data-testid="mqtt">{mqttText(client)}</td>
       <td>{children}</td>
     </tr>
   );
@@ -117,6 +141,9 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
   const [events, setEvents] = useState<DeviceEvent[]>([]);
   const [site, setSite] = useState<RecordSummary[]>([]);
   const [device, setDevice] = useState<RecordSummary[] | null>(null);
+  const [clients, setClients] = useState<ClientsReport | null>(null);
+  /** The newest token the controller logged: a new one means a client provisioned, and its row is read again. */
+  const lastToken = useRef('');
   const action = useAction();
   const watch = useAction();
   const records = useAction();
@@ -124,11 +151,18 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
     records.run(async () => {
       setSite((await api.records({ id })).records);
       if (loggedIn) setDevice((await api.deviceRecords({ id })).records);
+      setClients(await api.clients({ id }));
     });
   const poll = () =>
     watch.run(async () => {
       setMode(await api.provisioning({ id }));
-      setEvents((await api.events({ id })).events);
+      const got = (await api.events({ id })).events;
+      setEvents(got);
+      const token = got.filter((e) => e.message.startsWith('provisioning token issued')).map((e) => `${e.time} ${e.message}`).pop() ?? '';
+      if (token !== lastToken.current) {
+        lastToken.current = token;
+        void loadRecords();
+      }
     });
   useEffect(() => void loadRecords(), [id, loggedIn]);
   useEffect(() => {
@@ -173,6 +207,8 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
               <th scope="col">UUID</th>
               <th scope="col">MAC</th>
               <th scope="col">On the controller</th>
+              <th scope="col">Provisioned</th>
+              <th scope="col">MQTT broker</th>
               <th scope="col">
                 <span class="visually-hidden">Actions</span>
               </th>
@@ -180,14 +216,26 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
           </thead>
           <tbody>
             {site.map((r) => (
-              <RecordRow key={`${r.kind}/${r.uuid}`} record={r} where={device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}>
-                <Button aria-label={`Remove ${r.uuid}`} busy={records.busy} onClick={() => records.run(async () => {
-                  await api.removeRecord({ id, kind: r.kind, uuid: r.uuid });
-                  await loadRecords();
-                  return `Removed ${r.uuid}`;
-                })}>
-                  Remove
-                </Button>
+              <RecordRow
+                key={`${r.kind}/${r.uuid}`}
+                record={r}
+                where={device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}
+                client={clients?.clients.find((c) => r.kind === 'clients' && c.uuid === r.uuid)}
+              >
+                <DangerAction
+                  label="Remove"
+                  ariaLabel={`Remove ${r.name || r.uuid}…`}
+                  confirmLabel={`Remove ${r.name || r.uuid}`}
+                  busy={records.busy}
+                  loss={`Remove ${r.kind === 'clients' ? 'client' : 'target controller'} ${r.name ? `${r.name} (${r.uuid})` : r.uuid} from this site${loggedIn ? ' and from the controller' : ' only (this browser is not logged in to the controller, which keeps its copy)'}? Its record, with the ${r.kind === 'clients' ? 'Wi-Fi and MQTT settings it hands out' : 'configuration it hands out'}, is lost: the device can no longer provision from this controller until it is registered again.`}
+                  onConfirm={() =>
+                    void records.run(async () => {
+                      await api.removeRecord({ id, kind: r.kind, uuid: r.uuid });
+                      await loadRecords();
+                      return `Removed ${r.uuid}`;
+                    })
+                  }
+                />
               </RecordRow>
             ))}
             {(device ?? [])
@@ -197,6 +245,12 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
               ))}
           </tbody>
         </table>
+        {clients?.broker && <p class="detail">Clients' MQTT state: what each said last on the site's broker {clients.broker} (Client settings).</p>}
+        {clients?.problems.map((p) => (
+          <p key={p} class="message error" data-testid="clients-problem">
+            {p}
+          </p>
+        ))}
         <Message outcome={records.outcome} testId="records-message" />
       </section>
       <RegisterForm id={id} onDone={() => void loadRecords()} />
