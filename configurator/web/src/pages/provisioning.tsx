@@ -7,10 +7,12 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type ClientReport, type ClientsReport, type DeviceEvent, type Provisioning, type RecordSummary } from '../api.ts';
 import { ActionForm, Button, Field, Select } from '../../../../web-common/browser/fields.tsx';
 import { useAction } from '../../../../web-common/browser/hooks.ts';
-import { DangerAction } from '../components/confirm.tsx';
+import { Confirm, DangerButton } from '../components/confirm.tsx';
 import { Message } from '../components/ui.tsx';
 
 const POLL_MS = 2000;
+/** The clients' rows are read again this often while the tab is open: a client reaches the broker a while after its token (it reboots first). */
+const CLIENTS_POLL_MS = 5000;
 /** An entry logged before the controller's clock was set carries a time near 1970. */
 const CLOCK_SET_MS = Date.UTC(2020, 0, 1);
 
@@ -81,7 +83,46 @@ function mqttText(c: ClientReport | undefined): string {
   }
 }
 
-/** One record: a site's (with its Remove button) or one only the controller holds; a client's with its provisioning and broker state. */
+/** The columns of the records table. */
+const COLUMNS = 8;
+
+/**
+ * A site's record with its Remove button: the confirmation opens in a row of its own below, the
+ * table's whole width (docs/configurator-site.md, "Destructive actions").
+ */
+function SiteRecordRow({ record: r, where, client, loggedIn, busy, onRemove }: { record: RecordSummary; where: string; client?: ClientReport; loggedIn: boolean; busy: boolean; onRemove: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const opener = useRef<HTMLButtonElement>(null);
+  const what = r.name || r.uuid;
+  return (
+    <>
+      <RecordRow record={r} where={where} client={client}>
+        <DangerButton label="Remove" ariaLabel={`Remove ${what}…`} busy={busy} opener={opener} onOpen={() => setConfirming(true)} />
+      </RecordRow>
+      {confirming && (
+        <tr class="confirm-row">
+          <td colSpan={COLUMNS}>
+            <Confirm
+              confirmLabel={`Remove ${what}`}
+              busy={busy}
+              loss={`Remove ${r.kind === 'clients' ? 'client' : 'target controller'} ${r.name ? `${r.name} (${r.uuid})` : r.uuid} from this site${loggedIn ? ' and from the controller' : ' only (this browser is not logged in to the controller, which keeps its copy)'}? Its record, with the ${r.kind === 'clients' ? 'Wi-Fi and MQTT settings it hands out' : 'configuration it hands out'}, is lost: the device can no longer provision from this controller until it is registered again.`}
+              onConfirm={() => {
+                setConfirming(false);
+                onRemove();
+              }}
+              onCancel={() => {
+                setConfirming(false);
+                opener.current?.focus();
+              }}
+            />
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+/** One record: a site's or one only the controller holds; a client's with its provisioning and broker state. */
 function RecordRow({ record: r, where, client, children }: { record: RecordSummary; where: string; client?: ClientReport; children?: ComponentChildren }) {
   return (
     <tr data-testid={`record-${r.uuid}`}>
@@ -166,6 +207,10 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
     });
   useEffect(() => void loadRecords(), [id, loggedIn]);
   useEffect(() => {
+    const t = setInterval(() => void api.clients({ id }).then(setClients, () => undefined), CLIENTS_POLL_MS);
+    return () => clearInterval(t);
+  }, [id]);
+  useEffect(() => {
     if (!loggedIn) return;
     void poll();
     const t = setInterval(() => void poll(), POLL_MS);
@@ -216,27 +261,21 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
           </thead>
           <tbody>
             {site.map((r) => (
-              <RecordRow
+              <SiteRecordRow
                 key={`${r.kind}/${r.uuid}`}
                 record={r}
                 where={device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}
                 client={clients?.clients.find((c) => r.kind === 'clients' && c.uuid === r.uuid)}
-              >
-                <DangerAction
-                  label="Remove"
-                  ariaLabel={`Remove ${r.name || r.uuid}…`}
-                  confirmLabel={`Remove ${r.name || r.uuid}`}
-                  busy={records.busy}
-                  loss={`Remove ${r.kind === 'clients' ? 'client' : 'target controller'} ${r.name ? `${r.name} (${r.uuid})` : r.uuid} from this site${loggedIn ? ' and from the controller' : ' only (this browser is not logged in to the controller, which keeps its copy)'}? Its record, with the ${r.kind === 'clients' ? 'Wi-Fi and MQTT settings it hands out' : 'configuration it hands out'}, is lost: the device can no longer provision from this controller until it is registered again.`}
-                  onConfirm={() =>
-                    void records.run(async () => {
-                      await api.removeRecord({ id, kind: r.kind, uuid: r.uuid });
-                      await loadRecords();
-                      return `Removed ${r.uuid}`;
-                    })
-                  }
-                />
-              </RecordRow>
+                loggedIn={loggedIn}
+                busy={records.busy}
+                onRemove={() =>
+                  void records.run(async () => {
+                    await api.removeRecord({ id, kind: r.kind, uuid: r.uuid });
+                    await loadRecords();
+                    return `Removed ${r.uuid}`;
+                  })
+                }
+              />
             ))}
             {(device ?? [])
               .filter((r) => !site.some((s) => s.kind === r.kind && s.uuid === r.uuid))
