@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import type { BenchBoard } from '../../harness/board.ts';
 import { nextEvent } from '../../harness/scenarios/helpers.ts';
-import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
+import { addController, backgroundOf, DANGER_RGB, ethernetUrl, hasFocus, openBench, type ConfiguratorBench } from './fixture.ts';
 
 let bench: ConfiguratorBench;
 let page: Page;
@@ -111,14 +111,14 @@ describe('provisioning from the configurator', () => {
 
   it('Remove is a danger button that asks first, naming what is lost; Cancel keeps the record, the confirmation removes it here and on the controller', { timeout: 60_000 }, async () => {
     const remove = page.getByRole('button', { name: 'Remove Lamp 1…' });
-    expect(await remove.evaluate((b) => getComputedStyle(b).backgroundColor)).toBe('rgb(180, 35, 24)');
+    expect(await backgroundOf(remove)).toBe(DANGER_RGB);
     await remove.click();
     const confirm = page.getByRole('alertdialog', { name: 'Confirm: Remove Lamp 1' });
     expect(await confirm.locator('p').textContent()).toBe(
       `Remove client Lamp 1 (${client.spec.uuid}) from this site and from the controller? Its record, with the Wi-Fi and MQTT settings it hands out, is lost: the device can no longer provision from this controller until it is registered again.`,
     );
     // The safe choice has the focus.
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    expect(await hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
     await page.setViewportSize({ width: 420, height: 900 });
     await bench.shot('5-remove-confirm-420');
     await page.setViewportSize({ width: 1280, height: 900 });

@@ -12,7 +12,7 @@ import { DangerAction } from '../components/confirm.tsx';
 import { Message, shortEtag } from '../components/ui.tsx';
 
 function Held({ info }: { info: CloudBackupInfo | null }) {
-  if (!info) return <p class="detail">Reading what the cloud holds…</p>;
+  if (!info) return <p class="detail" data-testid="cloud-held">Reading what the cloud holds…</p>;
   if (!info.stored) return <p class="detail" data-testid="cloud-held">The cloud holds no backup of this controller.</p>;
   return (
     <dl class="facts" data-testid="cloud-held">
