@@ -4,12 +4,14 @@
 // here as a client's firmware publishes them). What the controller logged is kept in the site once
 // seen; a broker that cannot be reached, or a controller that answers outside its API, is a problem
 // named in the answer, never a 500.
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectAsync } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConfigurator, type RunningConfigurator } from '../../configurator/server/app.ts';
+import { SiteStore } from '../../configurator/server/site-store.ts';
 import { clientStatusTopic } from '../../firmware/src/core/provisioning/client-mqtt.ts';
 import { tokenIssuedMessage } from '../../firmware/src/core/provisioning/tokens.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
@@ -149,5 +151,31 @@ describe('the cloud\'s backup, read through the controller', () => {
     });
     expect((await call('POST', `/api/controllers/${id}/logout`)).status).toBe(204);
     expect(await call('GET', `/api/controllers/${id}/cloud-backup`)).toMatchObject({ status: 401, json: { error: 'not_logged_in' } });
+  });
+});
+
+describe('a site file written before provisioning times were kept', () => {
+  it('opens (schema 1 to 2), keeps its records, and has no time for them until the controller is read', () => {
+    const path = join(dir, 'schema-1.db');
+    // Schema 1 as the configurator wrote it (site-store.ts MIGRATIONS[0]), with one client record.
+    const old = new Database(path);
+    old.exec(`CREATE TABLE controllers (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE, address TEXT NOT NULL, hardware_class TEXT NOT NULL, configuration TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+      CREATE TABLE records (controller_id INTEGER NOT NULL REFERENCES controllers (id) ON DELETE CASCADE, kind TEXT NOT NULL CHECK (kind IN ('controllers', 'clients')), uuid TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (controller_id, kind, uuid));
+      CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
+    old.prepare("INSERT INTO controllers VALUES (1, 'Hall', 'http://192.168.1.20', 'ctl-s3', '{}', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')").run();
+    old.prepare("INSERT INTO records VALUES (1, 'clients', ?, ?)").run(LAMP.uuid, JSON.stringify({ name: 'Kitchen', mac: LAMP.mac }));
+    old.pragma(`application_id = ${0x46_43_53_31}`);
+    old.pragma('user_version = 1');
+    old.close();
+    const site = SiteStore.open(path);
+    try {
+      expect(site.records(1)).toEqual([{ kind: 'clients', uuid: LAMP.uuid, name: 'Kitchen', mac: LAMP.mac }]);
+      expect(site.provisionedAt(1)).toEqual(new Map());
+      site.markProvisioned(1, 'clients', LAMP.uuid, '2026-11-28T09:30:00.000Z');
+      site.markProvisioned(1, 'clients', LAMP.uuid, '2026-11-27T09:30:00.000Z');
+      expect(site.provisionedAt(1)).toEqual(new Map([[`clients/${LAMP.uuid}`, '2026-11-28T09:30:00.000Z']]));
+    } finally {
+      site.close();
+    }
   });
 });
