@@ -15,6 +15,9 @@ export const PRESENCE_DEFAULTS = Object.freeze({
   settleMs: 300,
 });
 
+/** A firmware version as a client reports it (spec 2.1 YYYY.MM.bb, or a build's own short name). */
+const VERSION = /^[\x21-\x7e]{1,32}$/;
+
 export type Presence = { state: 'online' | 'offline'; version: string | null };
 
 /**
@@ -54,7 +57,9 @@ export async function readClientPresence(settings: ClientSettings, uuids: readon
       } catch {
         return; // not a client's status: nothing said
       }
-      if (m.state === 'online' || m.state === 'offline') found.set(uuid, { state: m.state, version: typeof m.version === 'string' ? m.version : null });
+      // Anyone with the client credentials may publish there: only a version as firmware writes one is shown.
+      const version = typeof m.version === 'string' && VERSION.test(m.version) ? m.version : null;
+      if (m.state === 'online' || m.state === 'offline') found.set(uuid, { state: m.state, version });
     });
     await client.subscribeAsync([...byTopic.keys()], { qos: 0 });
     await new Promise((r) => setTimeout(r, settleMs));

@@ -93,6 +93,7 @@ describe('a client\'s row: provisioned when the controller says, connected when 
     ]));
     await retain(LAMP.uuid, JSON.stringify({ state: 'online', version: '2026.11.03' }));
     await retain(SPARE.uuid, 'not json');
+    await retain('lamp-other', JSON.stringify({ state: 'online', version: '2026.11.03' }));
     const first = await call('GET', `/api/controllers/${id}/clients`);
     expect(first.json.problems).toEqual([]);
     expect(first.json.clients).toEqual([
@@ -100,9 +101,12 @@ describe('a client\'s row: provisioned when the controller says, connected when 
       { uuid: SPARE.uuid, name: 'Spare', mac: SPARE.mac, provisioned_at: null, mqtt: 'not_seen', version: null },
     ]);
     ctl.answer('GET /api/events', events([]));
+    // Its will, as the broker publishes it; and a version that is no firmware's is not shown.
     await retain(LAMP.uuid, JSON.stringify({ state: 'offline' }));
+    await retain(SPARE.uuid, JSON.stringify({ state: 'online', version: `<img src=x onerror=alert(1)> ${'x'.repeat(100)}` }));
     const later = await call('GET', `/api/controllers/${id}/clients`);
     expect(later.json.clients[0]).toMatchObject({ provisioned_at: new Date(ISSUED_MS).toISOString(), mqtt: 'offline', version: null });
+    expect(later.json.clients[1]).toMatchObject({ provisioned_at: null, mqtt: 'online', version: null });
     expect(running.store.provisionedAt(id)).toEqual(new Map([[`clients/${LAMP.uuid}`, new Date(ISSUED_MS).toISOString()]]));
   });
 
