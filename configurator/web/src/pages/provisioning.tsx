@@ -126,8 +126,14 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
     });
   useEffect(() => void loadRecords(), [id, loggedIn]);
   useEffect(() => {
-    // A failure here is loadRecords' to show (it reads the same route): the last rows stay meanwhile.
-    const t = setInterval(() => void api.clients({ id }).then(setClients, () => undefined), CLIENTS_POLL_MS);
+    // One read at a time (a broker that does not answer takes its 5 s time-out). A failure here is
+    // loadRecords' to show (it reads the same route): the last rows stay meanwhile.
+    let reading = false;
+    const t = setInterval(() => {
+      if (reading) return;
+      reading = true;
+      void api.clients({ id }).then(setClients, () => undefined).finally(() => (reading = false));
+    }, CLIENTS_POLL_MS);
     return () => clearInterval(t);
   }, [id]);
   useEffect(() => {
