@@ -130,6 +130,7 @@ describe('cloud backup from the configurator', () => {
     await expect.poll(held, { timeout: 20_000 }).toContain('Cloud ETag');
     const remove = page.getByRole('button', { name: 'Delete the cloud backup' });
     // A danger button, unlike the others; it only opens a confirmation that says what is lost.
+    await expect.poll(() => remove.isEnabled()).toBe(true); // not the disabled shade of a busy moment
     expect(await backgroundOf(remove)).toBe(DANGER_RGB);
     expect(await backgroundOf(page.getByRole('button', { name: 'Back up to the cloud' }))).toBe(ACCENT_RGB);
     await remove.click();

@@ -195,6 +195,7 @@ describe('the controllers page', () => {
   it('Remove… is a danger button that asks first, naming what the site loses; Cancel keeps it; the controller itself keeps its backup', { timeout: 60_000 }, async () => {
     await page.goto(`${bench.configurator.url}#/controllers/${ids.Target}/settings`);
     const remove = page.getByRole('button', { name: 'Remove Target from the site…' });
+    await expect.poll(() => remove.isEnabled()).toBe(true); // not the disabled shade of a busy moment
     expect(await backgroundOf(remove)).toBe(DANGER_RGB);
     expect(await backgroundOf(page.getByRole('button', { name: 'Save' }))).toBe(ACCENT_RGB);
     await remove.click();

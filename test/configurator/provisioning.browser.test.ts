@@ -111,6 +111,8 @@ describe('provisioning from the configurator', () => {
 
   it('Remove is a danger button that asks first, naming what is lost; Cancel keeps the record, the confirmation removes it here and on the controller', { timeout: 60_000 }, async () => {
     const remove = page.getByRole('button', { name: 'Remove Lamp 1…' });
+    // Not while the rows are being read again (busy: the disabled shade).
+    await expect.poll(() => remove.isEnabled()).toBe(true);
     expect(await backgroundOf(remove)).toBe(DANGER_RGB);
     await remove.click();
     const confirm = page.getByRole('alertdialog', { name: 'Confirm: Remove Lamp 1' });
