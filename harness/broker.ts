@@ -3,7 +3,7 @@
 // over their own sockets. What the scenarios check is what the broker saw: the client ids that
 // connected and what they published. Aedes says so through its events; mosquitto through its log
 // (connections, and which client published to which topic) and a monitor subscribed to every topic
-// (the payloads).
+// (the payloads). A client's will, which the broker publishes for it, counts as its publish with both.
 import { Aedes } from 'aedes';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,9 +55,18 @@ export async function startBroker(kind: 'aedes' | 'mosquitto', port = 0, host = 
   };
 }
 
-/** mosquitto's log lines (log_type notice and debug): a client connecting, and a client publishing. */
+/**
+ * mosquitto's log lines (log_type notice and debug): a client connecting, and a client publishing.
+ * A will is published by the broker itself, with no "Received PUBLISH": the log names it at the
+ * CONNECT ("Will message specified", then its topic on a line of its own), and its session's end
+ * without a DISCONNECT sends it. Counted as that client's publish, as aedes reports it.
+ */
 const CONNECTED = /New client connected from \S+ as (\S+) /;
 const PUBLISHED = /Received PUBLISH from (\S+) \(d\d, q\d, r\d, m\d+, '([^']*)'/;
+const WILL_GIVEN = /Will message specified \(\d+ bytes\)/;
+const WILL_TOPIC = /^\d+: \t(.+)$/;
+const CLEAN_END = /Received DISCONNECT from (\S+)/;
+const ABRUPT_END = /Client (\S+) (?:closed its connection|has exceeded timeout)|Socket error on client (\S+),/;
 const MONITOR_ID = 'bench-broker-monitor';
 
 async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publishes'>, port: number, host: string): Promise<Broker> {
@@ -71,6 +80,10 @@ async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publ
   // Publishes the log names, waiting for the payload the monitor receives (in the same order per topic).
   const waiting = new Map<string, string[]>();
   const received = new Map<string, string[]>();
+  /** Each connected client's will topic; the client whose CONNECT the log is describing. */
+  const wills = new Map<string, string>();
+  let lastConnected = '';
+  let willOf: string | null = null;
   const match = (topic: string) => {
     const ids = waiting.get(topic);
     const payloads = received.get(topic);
@@ -86,8 +99,23 @@ async function startMosquitto(state: Pick<Broker, 'kind' | 'connections' | 'publ
     partial = lines.pop() ?? '';
     for (const line of lines) {
       const connected = CONNECTED.exec(line);
-      if (connected && connected[1] !== MONITOR_ID) state.connections.push(connected[1]!);
-      const published = PUBLISHED.exec(line);
+      if (connected) {
+        lastConnected = connected[1]!;
+        wills.delete(lastConnected);
+        if (connected[1] !== MONITOR_ID) state.connections.push(connected[1]!);
+      }
+      if (WILL_GIVEN.test(line)) willOf = lastConnected;
+      const willTopic = WILL_TOPIC.exec(line);
+      if (willTopic && willOf !== null) {
+        wills.set(willOf, willTopic[1]!);
+        willOf = null;
+      }
+      const clean = CLEAN_END.exec(line);
+      if (clean) wills.delete(clean[1]!);
+      const abrupt = ABRUPT_END.exec(line);
+      const gone = abrupt ? (abrupt[1] ?? abrupt[2])! : null;
+      const published = PUBLISHED.exec(line) ?? (gone !== null && wills.has(gone) ? [line, gone, wills.get(gone)!] : null);
+      if (gone !== null) wills.delete(gone);
       if (published && published[1] !== MONITOR_ID) {
         waiting.set(published[2]!, [...(waiting.get(published[2]!) ?? []), published[1]!]);
         match(published[2]!);

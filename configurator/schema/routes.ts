@@ -48,6 +48,9 @@ export const ClientSettings = clientSettings(Type.Boolean());
 /** As the page sends them: TLS on unless said. */
 const ClientSettingsInput = clientSettings(Type.Optional(Type.Boolean()));
 
+/** A broker as the pages show it: host:port. */
+export const brokerAddress = (mqtt: { host: string; port: number }) => `${mqtt.host}:${mqtt.port}`;
+
 /** What a record is to the page: never its Wi-Fi or MQTT secrets. */
 export const RecordSummary = Type.Object({ kind: RecordKind, uuid: Type.String(), name: Type.String(), mac: Type.String() });
 
@@ -97,6 +100,40 @@ export const Provisioning = Type.Object({
 });
 
 export const DeviceEvent = Type.Object({ time: Type.Number(), level: Type.String(), source: Type.String(), message: Type.String() });
+
+/**
+ * The site's clients of one controller, each as far as it is known (docs/configurator-clients.md):
+ * when the controller last issued it a provisioning token (its event log), and what the client itself
+ * last said on the site's MQTT broker (its retained status).
+ */
+export const ClientReport = Type.Object({
+  uuid: Type.String(),
+  name: Type.String(),
+  mac: Type.String(),
+  /** ISO 8601; null when this configurator never saw the controller log it. */
+  provisioned_at: Nullable(Type.String()),
+  /** online / offline: the client's retained status; not_seen: nothing on the broker; unknown: the broker was not read. */
+  mqtt: Type.Union([Type.Literal('online'), Type.Literal('offline'), Type.Literal('not_seen'), Type.Literal('unknown')]),
+  /** The firmware version its online status named. */
+  version: Nullable(Type.String()),
+});
+export const ClientsReport = Type.Object({
+  clients: Type.Array(ClientReport),
+  /** host:port of the site's broker (Client settings); null without client settings. */
+  broker: Nullable(Type.String()),
+  /** Why the broker, or the controller's log, could not be read. */
+  problems: Type.Array(Type.String()),
+});
+
+/** What the cloud holds for a controller, as the controller asked it (GET /api/cloud-backup/info). */
+export const CloudBackupInfo = Type.Object({
+  stored: Type.Boolean(),
+  etag: Nullable(Type.String()),
+  last_backup_date: Nullable(Type.String()),
+  /** The cloud's ETag against the controller's /backup.json and against this site's export. */
+  same_as_controller: Type.Boolean(),
+  same_as_site: Type.Boolean(),
+});
 
 const StoredConfiguration = Type.Object({ configuration: ConfigurationSchema, etag: Type.String(), size: Type.Integer(), limit: Type.Integer() });
 const CloudUrl = Type.Object({ url: Nullable(Type.String()) });
@@ -170,9 +207,11 @@ export const ROUTES = {
   disableProvisioning: { method: 'DELETE', path: '/controllers/:id/provisioning', success: 204 },
   events: { method: 'GET', path: '/controllers/:id/events', success: 200, answer: Type.Object({ events: Type.Array(DeviceEvent) }) },
   deviceRecords: { method: 'GET', path: '/controllers/:id/device-records', success: 200, answer: Records },
+  clients: { method: 'GET', path: '/controllers/:id/clients', success: 200, answer: ClientsReport },
 
   cloud: { method: 'GET', path: '/controllers/:id/cloud', success: 200, answer: CloudUrl },
   setCloud: { method: 'PUT', path: '/controllers/:id/cloud', success: 200, body: CloudUrl, answer: CloudUrl },
+  cloudBackup: { method: 'GET', path: '/controllers/:id/cloud-backup', success: 200, answer: CloudBackupInfo },
   pushCloud: {
     method: 'POST',
     path: '/controllers/:id/cloud-backup',
@@ -210,3 +249,6 @@ export type RecordSummary = Type.Static<typeof RecordSummary>;
 export type ControllerState = Type.Static<typeof ControllerState>;
 export type Provisioning = Type.Static<typeof Provisioning>;
 export type DeviceEvent = Type.Static<typeof DeviceEvent>;
+export type ClientReport = Type.Static<typeof ClientReport>;
+export type ClientsReport = Type.Static<typeof ClientsReport>;
+export type CloudBackupInfo = Type.Static<typeof CloudBackupInfo>;

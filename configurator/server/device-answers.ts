@@ -42,6 +42,14 @@ export const ANSWERS = {
   },
   /** GET and PUT /api/cloud. */
   cloud: { what: '{"url": a URL or null}', test: (v) => isObject(v) && (v.url === null || typeof v.url === 'string') },
+  /** GET /api/cloud-backup/info (cloud/backup-client.ts info). */
+  cloudInfo: {
+    what: '{"stored": false} or {"stored": true, "etag", "last_backup_date", "same_as_local"}',
+    test: (v) =>
+      isObject(v) &&
+      (v.stored === false ||
+        (v.stored === true && (v.etag === null || typeof v.etag === 'string') && (v.last_backup_date === null || typeof v.last_backup_date === 'string') && typeof v.same_as_local === 'boolean')),
+  },
   /** POST /api/cloud-backup (cloud/backup-client.ts push). */
   cloudPush: { what: '{"result", "etag"?, "last_backup_date"?}', test: (v) => isObject(v) && typeof v.result === 'string' && optional(v, 'etag', 'string') && optional(v, 'last_backup_date', 'string') },
 } as const satisfies Record<string, AnswerShape>;

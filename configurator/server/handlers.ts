@@ -9,6 +9,7 @@ import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 import { quoteEtag, unquoteEtag } from '../../firmware/src/core/http/etag.ts';
 import { MAC_FIELD, type RecordKind } from '../../firmware/src/core/records.ts';
 import { ROUTES, type Answer, type Body, type RouteName, type Routes, type RouteSpec } from '../schema/routes.ts';
+import { clientReports } from './client-reports.ts';
 import { ANSWERS } from './device-answers.ts';
 import type { DeviceOps } from './device-ops.ts';
 import { ConfiguratorError } from './errors.ts';
@@ -188,10 +189,18 @@ export function apiRoutes(store: SiteStore, ops: DeviceOps, sessions: Sessions):
     },
     events: async ({ id, session }) => (await ops.call(session, store.controller(id), 'GET', API_PATHS.events, [200], { answer: ANSWERS.events })).json,
     deviceRecords: async ({ id, session }) => ({ records: await ops.deviceRecords(session, store.controller(id)) }),
+    clients: ({ id, session }) => clientReports(store, ops, session, store.controller(id)),
 
     cloud: async ({ id, session }) => (await ops.call(session, store.controller(id), 'GET', API_PATHS.cloud, [200], { answer: ANSWERS.cloud })).json,
     setCloud: async ({ id, body, session }) =>
       (await ops.call(session, store.controller(id), 'PUT', API_PATHS.cloud, [200], { body: JSON.stringify({ url: body.url === '' ? null : body.url }), answer: ANSWERS.cloud })).json,
+    // What the cloud holds, asked through the controller (only it can sign the request, spec 5.1).
+    cloudBackup: async ({ id, session }) => {
+      const c = store.controller(id);
+      const a = (await ops.call(session, c, 'GET', API_PATHS.cloudBackupInfo, [200], { timeoutMs: CLOUD_TIMEOUT_MS, answer: ANSWERS.cloudInfo })).json as { stored: boolean; etag?: string | null; last_backup_date?: string | null; same_as_local?: boolean };
+      const etag = a.stored ? (a.etag ?? null) : null;
+      return { stored: a.stored, etag, last_backup_date: a.stored ? (a.last_backup_date ?? null) : null, same_as_controller: a.same_as_local === true, same_as_site: etag !== null && etag === store.configuration(id).etag };
+    },
     pushCloud: async ({ id, session }) => (await ops.call(session, store.controller(id), 'POST', API_PATHS.cloudBackup, [200], { timeoutMs: CLOUD_TIMEOUT_MS, answer: ANSWERS.cloudPush })).json,
     retrieveCloud: async ({ id, session }) => {
       const c = store.controller(id);

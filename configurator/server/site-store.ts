@@ -35,6 +35,9 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (controller_id, kind, uuid)
    );
    CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+  // When the controller last issued the record's device a provisioning token, as its event log said
+  // (docs/configurator-clients.md): kept, since the controller's log keeps only its newest lines.
+  `ALTER TABLE records ADD COLUMN provisioned_at TEXT;`,
 ];
 
 export interface StoredConfiguration {
@@ -197,6 +200,17 @@ export class SiteStore {
     const r = checkRecord(kind, uuid, body);
     this.db.prepare('INSERT INTO records (controller_id, kind, uuid, body) VALUES (?, ?, ?, ?) ON CONFLICT (controller_id, kind, uuid) DO UPDATE SET body = excluded.body').run(id, r.kind, r.uuid, JSON.stringify(r.body));
     return this.records(id).find((s) => s.kind === r.kind && s.uuid === r.uuid)!;
+  }
+
+  /** When each record of a controller was last provisioned (ISO 8601), by `kind/uuid`; records never provisioned are absent. */
+  provisionedAt(id: number): Map<string, string> {
+    const rows = this.db.prepare('SELECT kind, uuid, provisioned_at FROM records WHERE controller_id = ? AND provisioned_at IS NOT NULL').all(id) as { kind: RecordKind; uuid: string; provisioned_at: string }[];
+    return new Map(rows.map((r) => [`${r.kind}/${r.uuid}`, r.provisioned_at]));
+  }
+
+  /** Notes a provisioning the controller logged; an older one than what is kept changes nothing. */
+  markProvisioned(id: number, kind: RecordKind, uuid: string, at: string): void {
+    this.db.prepare('UPDATE records SET provisioned_at = ? WHERE controller_id = ? AND kind = ? AND uuid = ? AND (provisioned_at IS NULL OR provisioned_at < ?)').run(at, id, kind, uuid, at);
   }
 
   removeRecord(id: number, kind: string, uuid: string): void {

@@ -11,11 +11,14 @@ import { softApPassword } from '../src/core/provisioning/softap-password.ts';
 import { bytesReader } from '../src/core/http/respond.ts';
 import { storedClientConfiguration } from '../src/core/client-configuration.ts';
 import { clientProvisioningAttempt, startClientNormalMode, type ClientContext } from '../src/core/provisioning/client.ts';
+import { ClientMqtt } from '../src/core/provisioning/client-mqtt.ts';
 import { deepEqual, equal, ok, type TestCase } from './assert.ts';
 import { bench, board, clientConfig, readAll } from './fixtures.ts';
 import { REBOOT_GRACE_MS } from '../src/core/reboot.ts';
 
 const GATEWAY = 'http://192.168.4.1';
+/** The wall clock the scripted client's MQTT state reads. */
+const CLOCK_ISO = '2026-03-01T12:00:00.000Z';
 const AP = (ssid: string, bssid: string, rssiDbm: number): ScanResult => ({ ssid, bssid, channel: 6, rssiDbm });
 const json = (status: number, value: unknown): ClientResponse => ({ status, headers: { 'content-type': 'application/json' }, body: bytesReader(utf8Encode(JSON.stringify(value))) });
 const html = (status: number): ClientResponse => ({ status, headers: { 'content-type': 'text/html' }, body: bytesReader(utf8Encode('<html>nope</html>')) });
@@ -34,7 +37,7 @@ function scripted(script: Script) {
   const steps: string[] = [];
   const requests: { r: ClientRequest; body: string }[] = [];
   const logs: string[] = [];
-  const published: { topic: string; payload: string }[] = [];
+  const published: { topic: string; payload: string; retain: boolean }[] = [];
   const mqttOptions: MqttOptions[] = [];
   const hal = {
     ...tb.hal,
@@ -67,13 +70,13 @@ function scripted(script: Script) {
         mqttOptions.push(o);
         if (script.mqtt) await script.mqtt(o);
         return {
-          publish: async (topic: string, payload: Uint8Array) => void published.push({ topic, payload: utf8Decode(payload) }),
+          publish: async (topic: string, payload: Uint8Array, flags?: { retain?: boolean }) => void published.push({ topic, payload: utf8Decode(payload), retain: flags?.retain === true }),
           close: async () => undefined,
         };
       },
     },
   };
-  const ctx: ClientContext = { hal, settings: tb.device.settings, records: tb.device.records, log: (level, message) => void logs.push(`${level} ${message}`) };
+  const ctx: ClientContext = { hal, settings: tb.device.settings, records: tb.device.records, mqtt: new ClientMqtt(() => CLOCK_ISO), log: (level, message) => void logs.push(`${level} ${message}`) };
   return { b, tb, ctx, steps, requests, logs, published, mqttOptions };
 }
 
@@ -235,14 +238,19 @@ export const clientAttemptCases: TestCase[] = [
       s.tb.device.records.put('clients', s.tb.identity.uuid, JSON.stringify(cfg));
       equal(await startClientNormalMode(s.ctx), 'mqtt_connected', 'connected');
       deepEqual(s.steps, ['connect plant-floor - wifi-secret-123 15000', 'mqtt broker.local:8883'], 'Wi-Fi, then MQTT');
-      deepEqual(s.mqttOptions[0], { host: 'broker.local', port: 8883, clientId: s.tb.identity.uuid, ca: cfg.ca_certificate }, 'client id = UUID, TLS with the CA, no credentials');
-      deepEqual(s.published, [{ topic: `devices/${s.tb.identity.uuid}/status`, payload: JSON.stringify({ state: 'online', version: s.tb.identity.firmwareVersion }) }], 'online status');
+      const { will, ...options } = s.mqttOptions[0]!;
+      deepEqual(options, { host: 'broker.local', port: 8883, clientId: s.tb.identity.uuid, ca: cfg.ca_certificate }, 'client id = UUID, TLS with the CA, no credentials');
+      equal(will?.topic, `devices/${s.tb.identity.uuid}/status`, 'the will on the status topic');
+      equal(will ? utf8Decode(will.payload) : '', '{"state":"offline"}', 'the will says offline');
+      deepEqual(s.published, [{ topic: `devices/${s.tb.identity.uuid}/status`, payload: JSON.stringify({ state: 'online', version: s.tb.identity.firmwareVersion }), retain: true }], 'online status, retained');
+      deepEqual(s.ctx.mqtt?.status(), { state: 'connected', broker: 'broker.local:8883', since: CLOCK_ISO, problem: null }, 'status: connected since');
       ok(s.logs.length === 1 && s.logs[0]!.startsWith('info ') && s.logs[0]!.includes('broker.local:8883'), `logged at info with the broker (got ${JSON.stringify(s.logs)})`);
 
       const creds = scripted({});
       creds.tb.device.records.put('clients', creds.tb.identity.uuid, JSON.stringify({ ...cfg, mqtt: { host: 'broker.local', port: 8883, username: 'lamp', password: 'pw', client_id: 'lamp-7' } }));
       equal(await startClientNormalMode(creds.ctx), 'mqtt_connected', 'with credentials');
-      deepEqual(creds.mqttOptions[0], { host: 'broker.local', port: 8883, clientId: 'lamp-7', username: 'lamp', password: 'pw', ca: cfg.ca_certificate }, 'credentials and client id passed');
+      const { will: _w, ...credOptions } = creds.mqttOptions[0]!;
+      deepEqual(credOptions, { host: 'broker.local', port: 8883, clientId: 'lamp-7', username: 'lamp', password: 'pw', ca: cfg.ca_certificate }, 'credentials and client id passed');
 
       const wifiDown = scripted({
         connect: async () => {
@@ -252,6 +260,7 @@ export const clientAttemptCases: TestCase[] = [
       wifiDown.tb.device.records.put('clients', wifiDown.tb.identity.uuid, JSON.stringify(cfg));
       equal(await startClientNormalMode(wifiDown.ctx), 'wifi_failed', 'Wi-Fi failed');
       equal(wifiDown.mqttOptions.length, 0, 'no MQTT without Wi-Fi');
+      deepEqual(wifiDown.ctx.mqtt?.status(), { state: 'never', broker: null, since: null, problem: null }, 'status: never tried');
       ok(wifiDown.logs.length === 1 && wifiDown.logs[0]!.startsWith('error ') && wifiDown.logs[0]!.includes('plant-floor') && wifiDown.logs[0]!.includes('no AP plant-floor'), `an error with why (got ${JSON.stringify(wifiDown.logs)})`);
 
       const mqttDown = scripted({
@@ -262,6 +271,7 @@ export const clientAttemptCases: TestCase[] = [
       mqttDown.tb.device.records.put('clients', mqttDown.tb.identity.uuid, JSON.stringify(cfg));
       equal(await startClientNormalMode(mqttDown.ctx), 'mqtt_failed', 'MQTT failed');
       equal(mqttDown.published.length, 0, 'nothing published');
+      deepEqual(mqttDown.ctx.mqtt?.status(), { state: 'failed', broker: 'broker.local:8883', since: CLOCK_ISO, problem: 'TLS handshake failed' }, 'status: failed, with why');
       ok(mqttDown.logs.length === 1 && mqttDown.logs[0]!.startsWith('error ') && mqttDown.logs[0]!.includes('broker.local:8883') && mqttDown.logs[0]!.includes('TLS handshake failed'), `an error with why (got ${JSON.stringify(mqttDown.logs)})`);
     },
   },

@@ -245,6 +245,33 @@ export const cloudBackupCases: TestCase[] = [
     },
   },
   {
+    name: 'GET /api/cloud-backup/info: a signed GET with If-None-Match: * (no blob moves, nothing changes): none, then the ETag and date, against the local backup',
+    async run() {
+      const { c, auth, cloud } = await rig();
+      const none = await call(c, 'GET', '/api/cloud-backup/info', { headers: auth });
+      equal(none.status, 200, 'nothing in the cloud: 200');
+      deepEqual(none.json, { stored: false }, 'stored: false');
+      const asked = cloud.seen.at(-1)!;
+      checkSigned(c, asked, 'info');
+      equal(asked.method, 'GET', 'a GET');
+      equal(asked.headers['if-none-match'], '*', 'If-None-Match: * (the cloud answers 304 with the headers only)');
+      equal((await call(c, 'POST', '/api/cloud-backup', { headers: auth })).status, 200, 'push');
+      const etag = sha(utf8Encode(BACKUP));
+      // The cloud's 304 to If-None-Match: *, as cloud/backup/routes.ts sends it.
+      cloud.answerWith(() => ({ status: 304, headers: { etag: `"${etag}"`, 'x-last-backup-date': '2026-11-21T12:00:00.000Z' }, body: bytesReader(new Uint8Array(0)) }));
+      const held = await call(c, 'GET', '/api/cloud-backup/info', { headers: auth });
+      deepEqual(held.json, { stored: true, etag, last_backup_date: '2026-11-21T12:00:00.000Z', same_as_local: true }, 'the same as the local backup');
+      await call(c, 'PUT', '/backup', { headers: auth, body: '{"scene":2}' });
+      equal((await call(c, 'GET', '/api/cloud-backup/info', { headers: auth })).json.same_as_local, false, 'another local backup');
+      equal(c.storage.size('/backup.json'), '{"scene":2}'.length, 'the local backup untouched by the read');
+      cloud.answerWith(() => cloud.json(500, { error: 'internal_error' }));
+      const broken = await call(c, 'GET', '/api/cloud-backup/info', { headers: auth });
+      equal(broken.status, 502, 'another cloud answer: 502');
+      equal(broken.json.error, 'cloud_error', 'cloud_error');
+      equal((await call(c, 'GET', '/api/cloud-backup/info')).status, 401, 'the visual-token is required');
+    },
+  },
+  {
     name: 'the preconditions: 409 not_provisioned without a cloud, 503 with an unsynchronized clock, 404 without a local backup (nothing sent)',
     async run() {
       const unconfigured = await rig({ configured: false });

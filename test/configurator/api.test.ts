@@ -87,7 +87,7 @@ describe('the site file', () => {
     const newer = new Database(join(dir, 'fresh.db'));
     newer.pragma('user_version = 9');
     newer.close();
-    expect(() => SiteStore.open(join(dir, 'fresh.db'))).toThrow('it was written by a newer configurator (site schema 9, this one knows 1)');
+    expect(() => SiteStore.open(join(dir, 'fresh.db'))).toThrow('it was written by a newer configurator (site schema 9, this one knows 2)');
   });
 });
 

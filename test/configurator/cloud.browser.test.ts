@@ -2,10 +2,10 @@
 // real cloud: the admin log-in and its throttle as a person reads it, the controller's cloud URL,
 // push (and push unchanged), retrieve after the controller lost its backup, delete; every refusal
 // shown as the controller words it.
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchBoard } from '../../harness/board.ts';
-import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
+import { ACCENT_RGB, addController, backgroundOf, DANGER_RGB, ethernetUrl, hasFocus, openBench, type ConfiguratorBench } from './fixture.ts';
 
 let bench: ConfiguratorBench;
 let page: Page;
@@ -13,6 +13,8 @@ let source: BenchBoard;
 let id: number;
 
 const message = () => page.getByTestId('cloud-message').textContent();
+/** What the tab says the cloud holds, or why it cannot tell. */
+const held = () => page.locator('[data-testid="cloud-held"], [data-testid="cloud-held-message"]').first().textContent();
 
 beforeAll(async () => {
   bench = await openBench('cloud');
@@ -58,11 +60,14 @@ describe('cloud backup from the configurator', () => {
     await page.locator('article.controller').getByRole('button', { name: 'Deploy' }).click();
     await expect.poll(() => page.locator('.badge').textContent(), { timeout: 15_000 }).toBe('In sync');
     await page.goto(`${bench.configurator.url}#/controllers/${id}/cloud`);
+    // Opened, the tab asks what the cloud holds: the controller cannot tell yet, and says why.
+    await expect.poll(held).toBe('Source: The device is not provisioned for the cloud (no cloud configuration)');
     await page.getByRole('button', { name: 'Back up to the cloud' }).click();
     await expect.poll(message).toBe('Source: The device is not provisioned for the cloud (no cloud configuration)');
     await page.getByLabel('Cloud URL on the controller').fill(bench.ctx.cloud.url);
     await page.getByRole('button', { name: 'Save cloud URL' }).click();
     await expect.poll(message).toBe(`Source backs up to ${bench.ctx.cloud.url}`);
+    await expect.poll(held).toBe('The cloud holds no backup of this controller.');
     const auth = await bench.ctx.login(source);
     expect((await source.http('ethernet', 'GET', '/api/cloud', { headers: auth })).json).toEqual({ url: bench.ctx.cloud.url });
   });
@@ -78,6 +83,32 @@ describe('cloud backup from the configurator', () => {
     await page.getByRole('button', { name: 'Back up to the cloud' }).click();
     await expect.poll(message, { timeout: 20_000 }).toBe(`The cloud already holds this backup (ETag ${siteEtag.slice(0, 12)})`);
     await bench.shot('2-pushed');
+  });
+
+  it('opened again, the tab shows what the cloud holds without a push: its time, its ETag, the same as the controller\'s and the site\'s', { timeout: 60_000 }, async () => {
+    const siteEtag = bench.configurator.store.configuration(id).etag;
+    const stored = await bench.ctx.cloud.store.getBackupMeta(source.spec.uuid);
+    const asked: string[] = [];
+    const onRequest = (r: Request) => void (new URL(r.url()).pathname.includes('/cloud-backup') && asked.push(`${r.method()} ${new URL(r.url()).pathname}`));
+    page.on('request', onRequest);
+    await page.goto(bench.configurator.url);
+    await page.goto(`${bench.configurator.url}#/controllers/${id}/cloud`);
+    const shown = await page.evaluate((d) => new Date(d).toLocaleString(), stored!.lastBackupDate);
+    await expect.poll(held, { timeout: 20_000 }).toBe(`Backed up${shown}Cloud ETag${siteEtag.slice(0, 12)}Against the controllerthe same backupAgainst this sitethe same as this site's configuration`);
+    page.off('request', onRequest);
+    // Only the read went to the configurator: no push, no retrieve.
+    expect(asked).toEqual([`GET /api/controllers/${id}/cloud-backup`]);
+    expect(await bench.ctx.cloud.store.getBackupMeta(source.spec.uuid)).toEqual(stored);
+    await bench.shot('3-held');
+    await page.setViewportSize({ width: 420, height: 900 });
+    await bench.shot('3-held-420');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // An edit the site has not deployed: the cloud's copy is no longer this site's configuration.
+    const doc = bench.configurator.store.configuration(id).configuration;
+    bench.configurator.store.setConfiguration(id, { ...doc, mqtt: { ...doc.mqtt, base_topic: 'site/changed' } });
+    await page.getByRole('button', { name: 'Read again' }).click();
+    await expect.poll(held).toContain("Against this sitenot this site's configuration");
+    bench.configurator.store.setConfiguration(id, doc);
   });
 
   it('retrieve puts the backup back on a controller that lost it: the indicator is in sync again', { timeout: 60_000 }, async () => {
@@ -96,16 +127,33 @@ describe('cloud backup from the configurator', () => {
 
   it('delete removes the cloud backup (after a confirmation); retrieving then shows the controller\'s 404', { timeout: 60_000 }, async () => {
     await page.goto(`${bench.configurator.url}#/controllers/${id}/cloud`);
-    await page.getByRole('button', { name: 'Delete the cloud backup' }).click();
-    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(held, { timeout: 20_000 }).toContain('Cloud ETag');
+    const remove = page.getByRole('button', { name: 'Delete the cloud backup' });
+    // A danger button, unlike the others; it only opens a confirmation that says what is lost.
+    await expect.poll(() => remove.isEnabled()).toBe(true); // not the disabled shade of a busy moment
+    expect(await backgroundOf(remove)).toBe(DANGER_RGB);
+    expect(await backgroundOf(page.getByRole('button', { name: 'Back up to the cloud' }))).toBe(ACCENT_RGB);
+    await remove.click();
+    const confirm = page.getByRole('alertdialog', { name: 'Confirm: Delete for good' });
+    expect(await hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    const stored = await bench.ctx.cloud.store.getBackupMeta(source.spec.uuid);
+    const when = await page.evaluate((d) => new Date(d).toLocaleString(), stored!.lastBackupDate);
+    expect(await confirm.locator('p').textContent()).toBe(
+      `Delete Source's backup in the cloud (of ${when}) for good? The controller's own backup (/backup.json) is removed too. This site keeps its configuration of Source: Deploy writes it back.`,
+    );
+    await page.setViewportSize({ width: 420, height: 900 });
+    await bench.shot('4-delete-confirm-420');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
     expect(await bench.ctx.cloud.store.getBackup(source.spec.uuid)).not.toBeNull();
-    await page.getByRole('button', { name: 'Delete the cloud backup' }).click();
-    await page.getByRole('button', { name: 'Delete for good' }).click();
+    await remove.click();
+    await confirm.getByRole('button', { name: 'Delete for good' }).click();
     await expect.poll(message, { timeout: 20_000 }).toBe('The cloud backup is deleted');
     expect(await bench.ctx.cloud.store.getBackup(source.spec.uuid)).toBeNull();
+    await expect.poll(held, { timeout: 20_000 }).toBe('The cloud holds no backup of this controller.');
     await page.getByRole('button', { name: 'Retrieve from the cloud' }).click();
     await expect.poll(message, { timeout: 20_000 }).toBe('Source: There is no backup of this device in the cloud');
-    await bench.shot('3-deleted');
+    await bench.shot('5-deleted');
     // The site's configuration is untouched by all of it.
     expect(bench.configurator.store.configuration(id).configuration.format).toBe('fleet-controller-configuration-v1');
     expect(bench.problems).toEqual([]);

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConfigurator, type RunningConfigurator } from '../../configurator/server/app.ts';
 import { etagOf } from '../../configurator/server/export.ts';
 import type { BenchBoard } from '../../harness/board.ts';
-import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
+import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
+import { ACCENT_RGB, addController, backgroundOf, DANGER_RGB, ethernetUrl, hasFocus, openBench, REPORT_DIR, type ConfiguratorBench } from './fixture.ts';
 
 let bench: ConfiguratorBench;
 let page: Page;
@@ -170,6 +171,54 @@ describe('the controllers page', () => {
     await expect.poll(() => row('Target').locator('.badge').textContent(), { timeout: 15_000 }).toBe('Log in to compare');
     await logIn('Target', target.spec.adminPassword);
     await expect.poll(() => row('Target').locator('.badge').textContent(), { timeout: 15_000 }).toBe('Deployment Required');
+    expect(bench.problems).toEqual([]);
+  });
+
+  it('Configuration → MQTT says where the clients\' broker is set, and whether it is the same as the controller\'s', { timeout: 60_000 }, async () => {
+    await page.goto(`${bench.configurator.url}#/controllers/${ids.Source}/configuration`);
+    const note = page.getByTestId('broker-source');
+    await expect.poll(() => note.textContent()).toBe("This controller's own connection. The site's clients use the broker set in Client settings (none set yet).");
+    bench.configurator.store.setClientSettings({ wifi: { ssid: 'plant-floor', password: 'plant-floor-wpa2' }, mqtt: { host: 'broker.plant.example', port: 8883 }, ca_certificate: TEST_CA_PEM });
+    await page.reload();
+    await expect.poll(() => note.textContent()).toBe("This controller's own connection. The site's clients use the broker set in Client settings: broker.plant.example:8883.");
+    const mqtt = page.locator('section', { has: page.getByRole('heading', { name: 'MQTT' }) });
+    await mqtt.getByLabel('Broker host').fill('broker.plant.example');
+    await mqtt.getByLabel('Port').fill('8883');
+    await expect.poll(() => note.textContent()).toBe("This controller's own connection. The site's clients use the broker set in Client settings: broker.plant.example:8883, the same as here.");
+    expect(await note.getByRole('link', { name: 'Client settings' }).getAttribute('href')).toBe('#/settings');
+    await page.setViewportSize({ width: 420, height: 900 });
+    await mqtt.screenshot({ path: join(REPORT_DIR, 'controllers-7-broker-source-420.png') });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await mqtt.screenshot({ path: join(REPORT_DIR, 'controllers-7-broker-source.png') });
+  });
+
+  it('Remove… is a danger button that asks first, naming what the site loses; Cancel keeps it; the controller itself keeps its backup', { timeout: 60_000 }, async () => {
+    await page.goto(`${bench.configurator.url}#/controllers/${ids.Target}/settings`);
+    const remove = page.getByRole('button', { name: 'Remove Target from the site…' });
+    await expect.poll(() => remove.isEnabled()).toBe(true); // not the disabled shade of a busy moment
+    expect(await backgroundOf(remove)).toBe(DANGER_RGB);
+    expect(await backgroundOf(page.getByRole('button', { name: 'Save' }))).toBe(ACCENT_RGB);
+    await remove.click();
+    const confirm = page.getByRole('alertdialog', { name: 'Confirm: Remove Target' });
+    expect(await confirm.locator('p').textContent()).toBe(
+      "Remove Target from this site? Its configuration and the records it hands out are lost from the site file, and this browser's log-in to it ends. The controller itself keeps what it holds: add it again and Pull to get them back.",
+    );
+    expect(await hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    await page.setViewportSize({ width: 420, height: 900 });
+    await bench.shot('8-remove-confirm-420');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await bench.shot('8-remove-confirm');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect(await hasFocus(remove)).toBe(true);
+    expect(bench.configurator.store.controllers().map((c) => c.name)).toEqual(['Source', 'Target']);
+    const backupBefore = await target.http('ethernet', 'GET', '/backup', { headers: await bench.ctx.login(target) });
+    await remove.click();
+    await confirm.getByRole('button', { name: 'Remove Target' }).click();
+    await expect.poll(() => page.url()).toBe(bench.configurator.url + '#/');
+    await expect.poll(() => page.locator('article.controller h3').allTextContents()).toEqual(['Source']);
+    expect(bench.configurator.store.controllers().map((c) => c.name)).toEqual(['Source']);
+    const backupAfter = await target.http('ethernet', 'GET', '/backup', { headers: await bench.ctx.login(target) });
+    expect([backupAfter.status, backupAfter.text]).toEqual([backupBefore.status, backupBefore.text]);
     expect(bench.problems).toEqual([]);
   });
 });

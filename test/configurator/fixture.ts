@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { startConfigurator, type RunningConfigurator } from '../../configurator/server/app.ts';
 import { ScenarioContext } from '../../harness/bench.ts';
@@ -118,3 +118,16 @@ export async function addController(page: Page, name: string, address: string): 
   await form.getByRole('button', { name: 'Add controller' }).click();
   await expect.poll(() => form.getByTestId('add-message').textContent()).toBe(`Added ${name}`);
 }
+
+/** What these helpers use of the page's globals (the tests' types have no DOM). */
+type PageGlobals = { getComputedStyle(e: unknown): { backgroundColor: string }; document: { activeElement: unknown } };
+
+/** The background colour the browser paints an element with, as `rgb(r, g, b)`. */
+export const backgroundOf = (l: Locator) => l.evaluate((e) => (globalThis as unknown as PageGlobals).getComputedStyle(e).backgroundColor);
+
+/** Whether an element has the focus. */
+export const hasFocus = (l: Locator) => l.evaluate((e) => e === (globalThis as unknown as PageGlobals).document.activeElement);
+
+/** The danger style of destructive buttons (styles.css --danger), and the ordinary buttons' accent. */
+export const DANGER_RGB = 'rgb(180, 35, 24)';
+export const ACCENT_RGB = 'rgb(11, 87, 208)';

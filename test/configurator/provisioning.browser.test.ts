@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import type { BenchBoard } from '../../harness/board.ts';
 import { nextEvent } from '../../harness/scenarios/helpers.ts';
-import { addController, ethernetUrl, openBench, type ConfiguratorBench } from './fixture.ts';
+import { addController, backgroundOf, DANGER_RGB, ethernetUrl, hasFocus, openBench, type ConfiguratorBench } from './fixture.ts';
 
 let bench: ConfiguratorBench;
 let page: Page;
@@ -62,7 +62,7 @@ describe('provisioning from the configurator', () => {
     await register.getByLabel('Wi-Fi MAC').fill(client.spec.wifiMac.toLowerCase().replace(/:/g, '-'));
     await register.getByRole('button', { name: 'Register' }).click();
     await expect.poll(() => page.getByTestId('register-message').textContent()).toBe(`Registered ${client.spec.uuid} (${client.spec.wifiMac}) and written to the controller`);
-    await expect.poll(() => page.locator('tbody tr').first().textContent()).toBe(`clientLamp 1${client.spec.uuid}${client.spec.wifiMac}yesRemove`);
+    await expect.poll(() => page.locator('tbody tr').first().textContent()).toBe(`clientLamp 1${client.spec.uuid}${client.spec.wifiMac}yesnot yetnever connectedRemove`);
     await page.getByRole('button', { name: 'Enable provisioning' }).click();
     await expect.poll(() => page.getByTestId('mode-message').textContent(), { timeout: 20_000 }).toBe('Provisioning mode on: 1 MAC(s) allowed');
     const mode = page.getByTestId('mode');
@@ -83,7 +83,20 @@ describe('provisioning from the configurator', () => {
     const events = page.getByTestId('events');
     await expect.poll(() => events.textContent(), { timeout: 15_000 }).toContain(`provisioning token issued to ${client.spec.wifiMac} (client ${client.spec.uuid})`);
     expect(await events.textContent()).toContain(`station ${client.spec.wifiMac} associated`);
+    // The client's own console says it is connected, to the broker of the site's client settings.
+    const status = JSON.parse((await client.command('status')).slice(3));
+    expect(status.mqtt).toMatchObject({ state: 'connected', broker: `${bench.broker.host}:${bench.broker.port}`, problem: null });
+    // Its row: when the source issued its token (as the source logged it), and what it said on the broker.
+    const lamp = page.getByTestId(`record-${client.spec.uuid}`);
+    await expect.poll(() => lamp.getByTestId('mqtt').textContent(), { timeout: 20_000 }).toBe(`connected (firmware ${status.firmware_version})`);
+    const provisionedAt = bench.configurator.store.provisionedAt(id).get(`clients/${client.spec.uuid}`);
+    expect(Date.now() - Date.parse(provisionedAt!)).toBeLessThan(120_000);
+    expect(await lamp.getByTestId('provisioned').textContent()).toBe(await page.evaluate((t) => new Date(t).toLocaleString(), provisionedAt!));
+    expect(await page.getByText(`what each said last on the site's broker ${bench.broker.host}:${bench.broker.port}`).isVisible()).toBe(true);
     await bench.shot('3-client-provisioned');
+    await page.setViewportSize({ width: 420, height: 900 });
+    await bench.shot('3-client-provisioned-420');
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it('disables provisioning mode from the page; the page says why it stopped', { timeout: 60_000 }, async () => {
@@ -93,6 +106,34 @@ describe('provisioning from the configurator', () => {
     const r = await source.http('ethernet', 'GET', '/api/provisioning', { headers: await bench.ctx.login(source) });
     expect([r.status, r.json.details.last_stop_reason]).toEqual([409, 'request']);
     await bench.shot('4-provisioning-off');
+    expect(bench.problems).toEqual([]);
+  });
+
+  it('Remove is a danger button that asks first, naming what is lost; Cancel keeps the record, the confirmation removes it here and on the controller', { timeout: 60_000 }, async () => {
+    const remove = page.getByRole('button', { name: 'Remove Lamp 1…' });
+    // Not while the rows are being read again (busy: the disabled shade).
+    await expect.poll(() => remove.isEnabled()).toBe(true);
+    expect(await backgroundOf(remove)).toBe(DANGER_RGB);
+    await remove.click();
+    const confirm = page.getByRole('alertdialog', { name: 'Confirm: Remove Lamp 1' });
+    expect(await confirm.locator('p').textContent()).toBe(
+      `Remove client Lamp 1 (${client.spec.uuid}) from this site and from the controller? Its record, with the Wi-Fi and MQTT settings it hands out, is lost: the device can no longer provision from this controller until it is registered again.`,
+    );
+    // The safe choice has the focus.
+    expect(await hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    await page.setViewportSize({ width: 420, height: 900 });
+    await bench.shot('5-remove-confirm-420');
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await bench.shot('5-remove-confirm');
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect(await confirm.count()).toBe(0);
+    expect(bench.configurator.store.records(id)).toHaveLength(1);
+    await remove.click();
+    await confirm.getByRole('button', { name: 'Remove Lamp 1' }).click();
+    await expect.poll(() => page.getByTestId('records-message').textContent(), { timeout: 15_000 }).toBe(`Removed ${client.spec.uuid}`);
+    expect(bench.configurator.store.records(id)).toEqual([]);
+    const list = await source.http('ethernet', 'GET', '/api/clients', { headers: await bench.ctx.login(source) });
+    expect(list.json).toEqual([]);
     expect(bench.problems).toEqual([]);
   });
 });

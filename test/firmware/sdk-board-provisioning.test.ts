@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connectAsync } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VirtualAir, type AirAp } from '../../firmware/virtual-esp32/air.ts';
 import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
@@ -24,6 +25,27 @@ const boards: SdkBoard[] = [];
 function id(n: number): DeviceIdentity {
   const h = n.toString(16).padStart(2, '0').toUpperCase();
   return { uuid: `ctl-${n}`, role: 'controller', ethernetMac: `24:0A:C4:E0:00:${h}`, wifiMac: `24:0A:C4:10:00:${h}`, hardwareClass: 'ctl-s3', productHex: '0x00c0ffee', firmwareVersion: '2026.01.01', build: 'production' };
+}
+
+/** The JSON of a console's `OK {…}` answer to `status`. */
+function consoleStatus(answer: string): { mqtt: { state: string; broker: string | null; since: string | null; problem: string | null } } {
+  expect(answer.startsWith('OK ')).toBe(true);
+  return JSON.parse(answer.slice(3));
+}
+
+/** The retained message on a client's status topic, as a subscriber that comes later reads it. */
+async function retainedStatus(port: number, uuid: string): Promise<string | null> {
+  const reader = await connectAsync({ host: '127.0.0.1', port, clientId: `retained-reader-${process.pid}` });
+  try {
+    const got = new Promise<string | null>((resolve) => {
+      reader.on('message', (_topic, payload) => resolve(payload.toString()));
+      setTimeout(() => resolve(null), 1000);
+    });
+    await reader.subscribeAsync(`devices/${uuid}/status`);
+    return await got;
+  } finally {
+    await reader.endAsync();
+  }
 }
 
 async function start(n: number, air: VirtualAir): Promise<SdkBoard> {
@@ -175,6 +197,10 @@ describe('virtual boards over real sockets', () => {
     // After the reboot: the site Wi-Fi (MQTT fails: no broker listens yet), and the API on the station interface.
     const client = await boot();
     expect(client.bootResult).toMatchObject({ role: 'client', provisioning: 'configured', normal: 'mqtt_failed' });
+    // Its console's `status` says so: the broker it tried, since when, and why it failed.
+    const failed = consoleStatus(await client.typeLine('status'));
+    expect(failed.mqtt).toMatchObject({ state: 'failed', broker: `127.0.0.1:${mqttPort}` });
+    expect(failed.mqtt.problem).toMatch(/\S/);
     const urls = client.urls as Record<string, string | undefined>;
     expect(urls.station).toBeDefined();
     expect(urls.softap).toBeUndefined();
@@ -195,7 +221,13 @@ describe('virtual boards over real sockets', () => {
       // QoS 0: the board's publish is done once written; the broker reads it a moment later.
       await expect.poll(() => broker.connections).toContain(identity.uuid);
       await expect.poll(() => broker.publishes).toContainEqual({ clientId: identity.uuid, topic: `devices/${identity.uuid}/status`, payload: JSON.stringify({ state: 'online', version: '2026.01.01' }) });
+      const connected = consoleStatus(await online.typeLine('status'));
+      expect(connected.mqtt).toMatchObject({ state: 'connected', broker: `127.0.0.1:${mqttPort}`, problem: null });
+      expect(connected.mqtt.since === null || !Number.isNaN(Date.parse(connected.mqtt.since))).toBe(true);
+      // Retained: a subscriber that comes later reads it; when the board goes without a DISCONNECT, its will says offline.
+      expect(await retainedStatus(mqttPort, identity.uuid)).toBe(JSON.stringify({ state: 'online', version: '2026.01.01' }));
       await online.close();
+      await expect.poll(() => retainedStatus(mqttPort, identity.uuid), { timeout: 10_000 }).toBe('{"state":"offline"}');
     } finally {
       await broker.close();
     }

@@ -29,4 +29,33 @@ describe.each(['aedes', 'mosquitto'] as const)('%s', (kind) => {
       await broker.close();
     }
   });
+
+  it('a client\'s will, published by the broker when its session ends without a goodbye, is that client\'s publish; the next session\'s pair up as before', async () => {
+    const broker = await startBroker(kind);
+    try {
+      const will = { topic: 'devices/lamp-9/status', payload: '{"state":"offline"}', retain: true };
+      const waitFor = async (n: number) => {
+        const until = Date.now() + 5000;
+        while (broker.publishes.length < n && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      };
+      const polite = await connectAsync({ host: broker.host, port: broker.port, clientId: 'lamp-9', reconnectPeriod: 0, will });
+      await polite.endAsync(); // a DISCONNECT: no will
+      const lamp = await connectAsync({ host: broker.host, port: broker.port, clientId: 'lamp-9', reconnectPeriod: 0, will });
+      await lamp.publishAsync('devices/lamp-9/status', '{"state":"online"}', { retain: true });
+      await waitFor(1);
+      lamp.stream.destroy(); // a power cut: no DISCONNECT
+      await waitFor(2);
+      const again = await connectAsync({ host: broker.host, port: broker.port, clientId: 'lamp-9', reconnectPeriod: 0, will });
+      await again.publishAsync('devices/lamp-9/status', '{"state":"online","boot":2}', { retain: true });
+      await waitFor(3);
+      expect(broker.publishes).toEqual([
+        { clientId: 'lamp-9', topic: 'devices/lamp-9/status', payload: '{"state":"online"}' },
+        { clientId: 'lamp-9', topic: 'devices/lamp-9/status', payload: '{"state":"offline"}' },
+        { clientId: 'lamp-9', topic: 'devices/lamp-9/status', payload: '{"state":"online","boot":2}' },
+      ]);
+      await again.endAsync();
+    } finally {
+      await broker.close();
+    }
+  });
 });

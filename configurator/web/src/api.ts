@@ -6,9 +6,9 @@
 import { apiClient } from '../../../web-common/browser/api-client.ts';
 import { PAGE_HEADER } from '../../../web-common/page-header.ts';
 import type { Configuration } from '../../schema/controller-configuration.ts';
-import { ROUTES, type Answer, type Body, type ClientSettings, type Controller, type ControllerState, type DeviceEvent, type Params, type Provisioning, type RecordSummary, type RouteName, type Routes } from '../../schema/routes.ts';
+import { ROUTES, type Answer, type Body, type ClientReport, type ClientSettings, type ClientsReport, type CloudBackupInfo, type Controller, type ControllerState, type DeviceEvent, type Params, type Provisioning, type RecordSummary, type RouteName, type Routes } from '../../schema/routes.ts';
 
-export type { ClientSettings, Configuration, Controller, ControllerState, DeviceEvent, Provisioning, RecordSummary };
+export type { ClientReport, ClientSettings, ClientsReport, CloudBackupInfo, Configuration, Controller, ControllerState, DeviceEvent, Provisioning, RecordSummary };
 
 const client = apiClient({
   base: '/api',

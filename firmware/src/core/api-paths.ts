@@ -12,6 +12,7 @@ export const API_PATHS = Object.freeze({
   backup: '/backup',
   cloud: '/api/cloud',
   cloudBackup: '/api/cloud-backup',
+  cloudBackupInfo: '/api/cloud-backup/info',
   provisioning: '/api/provisioning',
   provisioningToken: '/api/provisioning/token',
 });

@@ -17,7 +17,7 @@ import { REQUEST_MEMORY_BYTES, RequestBudget } from './http/request-memory.ts';
 import { matchRoute, type Route } from './http/router.ts';
 import { isUuid, normalizeMac, UUID_RULE } from './ids.ts';
 import type { ProvisioningMode } from './provisioning/mode.ts';
-import type { ProvisioningToken, ProvisioningTokens } from './provisioning/tokens.ts';
+import { tokenIssuedMessage, type ProvisioningToken, type ProvisioningTokens } from './provisioning/tokens.ts';
 import { MAC_FIELD, type RecordKind, type RecordStore } from './records.ts';
 import type { FirmwareSettings } from './settings.ts';
 
@@ -99,6 +99,7 @@ export class DeviceApi {
       api.s.configuredLocally?.();
       return { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(size), etag: quoteEtag(etag) }, body: api.s.local.reader() };
     }),
+    route('GET', API_PATHS.cloudBackupInfo, 'visual', async (api) => jsonResponse(200, await api.s.cloud.info())),
     route('DELETE', API_PATHS.cloudBackup, 'visual', async (api) => {
       await api.s.cloud.remove();
       return emptyResponse(204);
@@ -288,7 +289,7 @@ export class DeviceApi {
       throw errors.forbidden('mac_not_station', 'The MAC is not the associated station');
     }
     const token = this.s.tokens.issue(mac, body.uuid, kind);
-    this.s.log('info', `provisioning token issued to ${mac} (${kind.slice(0, -1)} ${body.uuid})`);
+    this.s.log('info', tokenIssuedMessage(mac, kind, body.uuid));
     return jsonResponse(200, { token: token.token, expires_in: this.s.settings.provisioningTokenTtlSeconds });
   }
 

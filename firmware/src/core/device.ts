@@ -18,6 +18,7 @@ import { runFactoryReset } from './flash.ts';
 import { HealthReporter } from './health/reporter.ts';
 import { checkAndInstall, confirmRunningApp } from './ota/client.ts';
 import { clientProvisioningAttempt, startClientNormalMode, type ClientAttempt } from './provisioning/client.ts';
+import { ClientMqtt } from './provisioning/client-mqtt.ts';
 import { ProvisioningMode } from './provisioning/mode.ts';
 import { controllerConfiguration, PROVISIONING_INCOMPLETE_PATH, runTargetProcedure, type TargetOutcome } from './provisioning/target.ts';
 import { ProvisioningTokens } from './provisioning/tokens.ts';
@@ -84,6 +85,8 @@ export class Device {
   readonly console: ConsoleProtocol;
   readonly autoBackup: AutoBackup;
   readonly health: HealthReporter;
+  /** A client's MQTT session, for `status` (client-mqtt.ts). */
+  readonly mqtt: ClientMqtt;
   private readonly identityKey: Uint8Array;
   private readonly scanIntervalMs: number;
 
@@ -128,6 +131,7 @@ export class Device {
       (level, m) => this.log(level, 'backup', m),
     );
     this.health = new HealthReporter(this.hal, this.identityKey, (level, m) => this.log(level, 'health', m));
+    this.mqtt = new ClientMqtt(() => (hal.clock.synchronized() ? new Date(hal.clock.now()).toISOString() : null));
     this.registerCommands();
   }
 
@@ -164,6 +168,7 @@ export class Device {
       backup: this.local.size() === null ? null : { size: this.local.size(), etag: this.local.etag() },
       cloud: readCloudConfig(this.hal.storage)?.url ?? null,
       clock_synchronized: this.hal.clock.synchronized(),
+      ...(me.role === 'client' ? { mqtt: this.mqtt.status() } : {}),
     };
   }
 
@@ -193,7 +198,7 @@ export class Device {
       this.console.event({ event: 'target_provisioning', ...provisioning });
       return { role: 'controller', provisioning };
     }
-    const ctx = { hal: this.hal, settings: this.settings, records: this.records, log: (l: 'info' | 'warning' | 'error', m: string) => this.log(l, 'client', m) };
+    const ctx = { hal: this.hal, settings: this.settings, records: this.records, mqtt: this.mqtt, log: (l: 'info' | 'warning' | 'error', m: string) => this.log(l, 'client', m) };
     // Spec 3.5 step 1: a configuration the client cannot use sends it back to provisioning.
     const stored = storedClientConfiguration(ctx);
     if (stored.problem) this.log('warning', 'client', `stored configuration is not usable (${stored.problem.field} ${stored.problem.reason}): provisioning again`);

@@ -107,8 +107,10 @@ export interface MqttOptions {
   password?: string;
   /** PEM CA certificate: TLS when present. */
   ca?: string;
+  /** The last will: published by the broker, retained, when the session ends without a DISCONNECT. */
+  will?: { topic: string; payload: Uint8Array };
 }
 
 export interface Mqtt {
-  connect(options: MqttOptions): Promise<{ publish(topic: string, payload: Uint8Array): Promise<void>; close(): Promise<void> }>;
+  connect(options: MqttOptions): Promise<{ publish(topic: string, payload: Uint8Array, flags?: { retain?: boolean }): Promise<void>; close(): Promise<void> }>;
 }

@@ -8,6 +8,7 @@ import { useEffect, useId, useState } from 'preact/hooks';
 import { errorText } from '../../../../web-common/browser/api-client.ts';
 import { Button, Check, Field, Select } from '../../../../web-common/browser/fields.tsx';
 import { useAction } from '../../../../web-common/browser/hooks.ts';
+import { brokerAddress } from '../../../schema/routes.ts';
 import { ICON_SYMBOLS, INPUT_KINDS, OUTPUT_KINDS, REFERENCES, SECTIONS, type Section } from '../../../schema/controller-configuration.ts';
 import { api, type Configuration } from '../api.ts';
 import { Message, shortEtag } from '../components/ui.tsx';
@@ -96,13 +97,21 @@ function ItemEditor({ section, doc, onChange }: { section: (typeof EDITORS)[numb
   );
 }
 
-function MqttOta({ doc, set }: { doc: Configuration; set: (d: Configuration) => void }) {
+/**
+ * The broker is set in two places, each for its own device (docs/configurator-logins.md): here the
+ * controller's own connection; the clients' in the site's Client settings, shown here to compare.
+ */
+function MqttOta({ doc, set, clientBroker }: { doc: Configuration; set: (d: Configuration) => void; clientBroker: string | null | undefined }) {
   const m = doc.mqtt;
   const mqtt = (patch: Partial<Configuration['mqtt']>) => set({ ...doc, mqtt: { ...m, ...patch } });
   return (
     <>
       <section class="panel" aria-labelledby="sec-mqtt">
         <h3 id="sec-mqtt">MQTT</h3>
+        <p class="detail" data-testid="broker-source">
+          This controller's own connection. The site's clients use the broker set in <a href="#/settings">Client settings</a>
+          {clientBroker === undefined ? '.' : clientBroker === null ? ' (none set yet).' : `: ${clientBroker}${clientBroker === brokerAddress(m) ? ', the same as here.' : '.'}`}
+        </p>
         <Check label="MQTT on" checked={m.enabled} onChange={(v) => mqtt({ enabled: v })} />
         <div class="row">
           <Field label="Broker host" value={m.host} onValue={(v) => mqtt({ host: v })} />
@@ -126,6 +135,8 @@ export function ConfigurationTab({ id, name }: { id: number; name: string }) {
   const [saved, setSaved] = useState<{ etag: string; size: number; limit: number } | null>(null);
   const [doc, setDoc] = useState<Configuration | null>(null);
   const [dirty, setDirty] = useState(false);
+  /** host:port of the site's client broker; undefined until read. */
+  const [clientBroker, setClientBroker] = useState<string | null | undefined>(undefined);
   const action = useAction();
   const load = () =>
     action.run(async () => {
@@ -133,6 +144,8 @@ export function ConfigurationTab({ id, name }: { id: number; name: string }) {
       setDoc(c.configuration);
       setSaved(c);
       setDirty(false);
+      const s = (await api.site()).client_settings;
+      setClientBroker(s ? brokerAddress(s.mqtt) : null);
     });
   useEffect(() => void load(), [id]);
   const edit = (d: Configuration) => {
@@ -204,7 +217,7 @@ export function ConfigurationTab({ id, name }: { id: number; name: string }) {
       {EDITORS.map((s) => (
         <ItemEditor key={s.key} section={s} doc={doc} onChange={(items) => edit({ ...doc, [s.key]: items })} />
       ))}
-      <MqttOta doc={doc} set={edit} />
+      <MqttOta doc={doc} set={edit} clientBroker={clientBroker} />
     </div>
   );
 }

@@ -2,6 +2,7 @@
 // at the top while this browser is not logged in.
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Controller } from '../api.ts';
+import { DangerAction } from '../components/confirm.tsx';
 import { LoginForm } from '../components/login.tsx';
 import { ActionForm, Button, Field } from '../../../../web-common/browser/fields.tsx';
 import { useAction } from '../../../../web-common/browser/hooks.ts';
@@ -22,7 +23,6 @@ function SettingsTab({ controller, onSaved }: { controller: Controller; onSaved:
   const [name, setName] = useState(controller.name);
   const [address, setAddress] = useState(controller.address);
   const [hardwareClass, setHardwareClass] = useState(controller.hardware_class);
-  const [confirm, setConfirm] = useState(false);
   const action = useAction();
   return (
     <div>
@@ -48,19 +48,19 @@ function SettingsTab({ controller, onSaved }: { controller: Controller; onSaved:
       <section class="panel">
         <h3>Remove from the site</h3>
         <p class="detail">Removes the controller, its configuration and its records from this site. The controller itself keeps what it holds.</p>
-        {confirm ? (
-          <div class="confirm" role="group" aria-label="Confirm removal">
-            <Button onClick={() => action.run(async () => {
+        <DangerAction
+          label="Remove…"
+          ariaLabel={`Remove ${controller.name} from the site…`}
+          confirmLabel={`Remove ${controller.name}`}
+          busy={action.busy}
+          loss={`Remove ${controller.name} from this site? Its configuration and the records it hands out are lost from the site file, and this browser's log-in to it ends. The controller itself keeps what it holds: add it again and Pull to get them back.`}
+          onConfirm={() =>
+            void action.run(async () => {
               await api.removeController({ id: controller.id });
               onSaved(null);
-            })}>
-              Remove {controller.name}
-            </Button>
-            <Button onClick={() => setConfirm(false)}>Cancel</Button>
-          </div>
-        ) : (
-          <Button onClick={() => setConfirm(true)}>Remove…</Button>
-        )}
+            })
+          }
+        />
       </section>
       <Message outcome={action.outcome} testId="settings-message" />
     </div>

@@ -3,6 +3,7 @@
 // indicator (spec 2.3); Deploy, Refresh and Pull; and the form that adds a controller.
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Controller, type ControllerState } from '../api.ts';
+import { DangerAction } from '../components/confirm.tsx';
 import { LoginForm } from '../components/login.tsx';
 import { ActionForm, Button, Field } from '../../../../web-common/browser/fields.tsx';
 import { useAction } from '../../../../web-common/browser/hooks.ts';
@@ -32,7 +33,6 @@ function backupText(s: ControllerState): string {
 
 export function ControllerRow({ controller }: { controller: Controller }) {
   const [state, setState] = useState<ControllerState | null>(null);
-  const [confirmPull, setConfirmPull] = useState(false);
   const action = useAction();
   const refresh = () => action.run(async () => void setState(await api.state({ id: controller.id })));
   useEffect(() => {
@@ -85,26 +85,22 @@ export function ControllerRow({ controller }: { controller: Controller }) {
         <Button busy={action.busy} onClick={refresh}>
           Refresh
         </Button>
-        <Button busy={action.busy} disabled={!s?.logged_in} onClick={() => setConfirmPull(true)}>
-          Pull
-        </Button>
-      </div>
-      {confirmPull && (
-        <div class="confirm" role="group" aria-label="Confirm pull">
-          <p>Replace this site's configuration of {controller.name} with the controller's backup, and import its records?</p>
-          <Button onClick={() => {
-            setConfirmPull(false);
+        <DangerAction
+          label="Pull"
+          ariaLabel={`Pull ${controller.name}'s backup into the site…`}
+          confirmLabel="Replace with the controller's"
+          busy={action.busy}
+          disabled={!s?.logged_in}
+          loss={`Replace this site's configuration of ${controller.name} with the controller's backup, and import its records? The site's current configuration of ${controller.name} is lost (Export it first to keep a copy).`}
+          onConfirm={() =>
             void action.run(async () => {
               const r = await api.pull({ id: controller.id });
               setState(r.state);
               return `Pulled: configuration ${shortEtag(r.etag)} and ${r.records} record(s) imported${r.canonical ? '' : ' (the controller\'s file is written differently: Deploy rewrites it in this configurator\'s form)'}`;
-            });
-          }}>
-            Replace with the controller's
-          </Button>
-          <Button onClick={() => setConfirmPull(false)}>Cancel</Button>
-        </div>
-      )}
+            })
+          }
+        />
+      </div>
       <Message outcome={action.outcome} testId="row-message" />
     </article>
   );

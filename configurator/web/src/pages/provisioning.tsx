@@ -1,15 +1,17 @@
 // Provisioning on one controller (spec 3.2, 3.5, 3.6): enable, watch and disable the mode (SSID,
 // password, time left, the allowlist it loaded); register the clients and target controllers it
-// hands records to; and watch what the controller logs while a client or a target provisions
+// hands records to (their table: records-table.tsx); and watch what the controller logs while a client or a target provisions
 // (GET /api/events: "station … associated", "provisioning token issued to …").
-import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { api, type DeviceEvent, type Provisioning, type RecordSummary } from '../api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, type ClientsReport, type DeviceEvent, type Provisioning, type RecordSummary } from '../api.ts';
 import { ActionForm, Button, Field, Select } from '../../../../web-common/browser/fields.tsx';
 import { useAction } from '../../../../web-common/browser/hooks.ts';
 import { Message } from '../components/ui.tsx';
+import { RecordsTable } from './records-table.tsx';
 
 const POLL_MS = 2000;
+/** The clients' rows are read again this often while the tab is open: a client reaches the broker a while after its token (it reboots first). */
+const CLIENTS_POLL_MS = 5000;
 /** An entry logged before the controller's clock was set carries a time near 1970. */
 const CLOCK_SET_MS = Date.UTC(2020, 0, 1);
 
@@ -59,24 +61,6 @@ function ModePanel({ mode }: { mode: Provisioning | null }) {
   );
 }
 
-/** One record: a site's (with its Remove button) or one only the controller holds. */
-function RecordRow({ record: r, where, children }: { record: RecordSummary; where: string; children?: ComponentChildren }) {
-  return (
-    <tr>
-      <td data-label="Kind">{r.kind === 'clients' ? 'client' : 'controller'}</td>
-      <td data-label="Name">{r.name}</td>
-      <td data-label="UUID">
-        <code>{r.uuid}</code>
-      </td>
-      <td data-label="MAC">
-        <code>{r.mac}</code>
-      </td>
-      <td data-label="On the controller">{where}</td>
-      <td>{children}</td>
-    </tr>
-  );
-}
-
 function RegisterForm({ id, onDone }: { id: number; onDone: () => void }) {
   const [kind, setKind] = useState<RecordSummary['kind']>('clients');
   const [name, setName] = useState('');
@@ -117,6 +101,9 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
   const [events, setEvents] = useState<DeviceEvent[]>([]);
   const [site, setSite] = useState<RecordSummary[]>([]);
   const [device, setDevice] = useState<RecordSummary[] | null>(null);
+  const [clients, setClients] = useState<ClientsReport | null>(null);
+  /** The newest line the controller logged: after a new one (a token issued, a station associated) the rows are read again. */
+  const lastEvent = useRef('');
   const action = useAction();
   const watch = useAction();
   const records = useAction();
@@ -124,20 +111,37 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
     records.run(async () => {
       setSite((await api.records({ id })).records);
       if (loggedIn) setDevice((await api.deviceRecords({ id })).records);
+      setClients(await api.clients({ id }));
     });
   const poll = () =>
     watch.run(async () => {
       setMode(await api.provisioning({ id }));
-      setEvents((await api.events({ id })).events);
+      const got = (await api.events({ id })).events;
+      setEvents(got);
+      const newest = got.length ? `${got[got.length - 1]!.time} ${got[got.length - 1]!.message}` : '';
+      if (newest !== lastEvent.current) {
+        lastEvent.current = newest;
+        void loadRecords();
+      }
     });
   useEffect(() => void loadRecords(), [id, loggedIn]);
+  useEffect(() => {
+    // One read at a time (a broker that does not answer takes its 5 s time-out). A failure here is
+    // loadRecords' to show (it reads the same route): the last rows stay meanwhile.
+    let reading = false;
+    const t = setInterval(() => {
+      if (reading) return;
+      reading = true;
+      void api.clients({ id }).then(setClients, () => undefined).finally(() => (reading = false));
+    }, CLIENTS_POLL_MS);
+    return () => clearInterval(t);
+  }, [id]);
   useEffect(() => {
     if (!loggedIn) return;
     void poll();
     const t = setInterval(() => void poll(), POLL_MS);
     return () => clearInterval(t);
   }, [id, loggedIn]);
-  const onDevice = new Set((device ?? []).map((r) => `${r.kind}/${r.uuid}`));
   return (
     <div>
       <section class="panel" aria-labelledby="mode-title">
@@ -165,38 +169,26 @@ export function ProvisioningTab({ id, loggedIn }: { id: number; loggedIn: boolea
       <section class="panel" aria-labelledby="records-title">
         <h3 id="records-title">Records this controller hands out</h3>
         <p class="detail">The allowlist is built from these MACs when the mode is enabled.</p>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Kind</th>
-              <th scope="col">Name</th>
-              <th scope="col">UUID</th>
-              <th scope="col">MAC</th>
-              <th scope="col">On the controller</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {site.map((r) => (
-              <RecordRow key={`${r.kind}/${r.uuid}`} record={r} where={device === null ? '—' : onDevice.has(`${r.kind}/${r.uuid}`) ? 'yes' : 'no: Deploy writes it'}>
-                <Button aria-label={`Remove ${r.uuid}`} busy={records.busy} onClick={() => records.run(async () => {
-                  await api.removeRecord({ id, kind: r.kind, uuid: r.uuid });
-                  await loadRecords();
-                  return `Removed ${r.uuid}`;
-                })}>
-                  Remove
-                </Button>
-              </RecordRow>
-            ))}
-            {(device ?? [])
-              .filter((r) => !site.some((s) => s.kind === r.kind && s.uuid === r.uuid))
-              .map((r) => (
-                <RecordRow key={`device-${r.kind}/${r.uuid}`} record={r} where="only there (Pull imports it)" />
-              ))}
-          </tbody>
-        </table>
+        <RecordsTable
+          site={site}
+          device={device}
+          clients={clients}
+          loggedIn={loggedIn}
+          busy={records.busy}
+          onRemove={(r) =>
+            void records.run(async () => {
+              await api.removeRecord({ id, kind: r.kind, uuid: r.uuid });
+              await loadRecords();
+              return `Removed ${r.uuid}`;
+            })
+          }
+        />
+        {clients?.broker && <p class="detail">Clients' MQTT state: what each said last on the site's broker {clients.broker} (Client settings).</p>}
+        {clients?.problems.map((p) => (
+          <p key={p} class="message error" data-testid="clients-problem">
+            {p}
+          </p>
+        ))}
         <Message outcome={records.outcome} testId="records-message" />
       </section>
       <RegisterForm id={id} onDone={() => void loadRecords()} />

@@ -59,6 +59,7 @@ export function SiteSettingsPage() {
           <Field label="Wi-Fi password" type="password" value={wifiPassword} onValue={setWifiPassword} required autocomplete="new-password" />
         </div>
         <h2>MQTT broker</h2>
+        <p class="detail">The broker every client connects to. Each controller's own connection is set in its Configuration → MQTT, which shows this one beside it.</p>
         <div class="row">
           <Field label="Host" value={host} onValue={setHost} required />
           <Field label="Port" type="number" value={port} onValue={setPort} required />

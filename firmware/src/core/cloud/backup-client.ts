@@ -7,6 +7,7 @@ import { utf8Decode } from '../bytes.ts';
 import { createFfceDecryptor, createFfceEncryptor, FfceError } from '../crypto/ffce.ts';
 import { DeviceError, errors } from '../errors.ts';
 import { drain } from '../body.ts';
+import { unquoteEtag } from '../http/etag.ts';
 import { readSmallBody } from '../http/respond.ts';
 import type { LocalBackupStore } from '../backup/local-store.ts';
 import { readCloudConfig } from './config.ts';
@@ -108,6 +109,25 @@ export class CloudBackupClient {
       throw err;
     }
     return writer.commit();
+  }
+
+  /**
+   * GET /api/cloud-backup/info (docs/firmware-api.md): what the cloud holds for this device, without
+   * the blob and without changing anything. Asked with `If-None-Match: *`: the cloud answers 304 with
+   * the stored backup's ETag and date (its GET route, cloud/backup/routes.ts), or 404 when it has none.
+   */
+  async info(): Promise<{ stored: false } | { stored: true; etag: string | null; last_backup_date: string | null; same_as_local: boolean }> {
+    const base = this.preconditions();
+    const res = await this.send('GET', base, { 'if-none-match': '*' });
+    if (res.status === 404) {
+      await drain(res.body);
+      return { stored: false };
+    }
+    if (res.status !== 304 && res.status !== 200) throw await this.cloudError(res);
+    await drain(res.body);
+    const etag = unquoteEtag(res.headers['etag']);
+    const date = res.headers['x-last-backup-date'] ?? null;
+    return { stored: true, etag, last_backup_date: date, same_as_local: etag !== null && etag === this.local.etag() };
   }
 
   /** Spec 4.2 DELETE /api/cloud-backup: the cloud copy, then the local one. */

@@ -11,6 +11,7 @@ import type { RecordStore } from '../records.ts';
 import type { FirmwareSettings } from '../settings.ts';
 import { parseJson } from '../json-validator.ts';
 import { rebootSoon } from '../reboot.ts';
+import { clientStatusTopic, type ClientMqtt, type ClientStatusMessage } from './client-mqtt.ts';
 import { PROVISIONING_SSID } from './mode.ts';
 import { softApPassword } from './softap-password.ts';
 
@@ -21,6 +22,8 @@ export interface ClientContext {
   settings: FirmwareSettings;
   records: RecordStore;
   log: (level: 'info' | 'warning' | 'error', message: string) => void;
+  /** Where the MQTT session's state is kept for `status` (client-mqtt.ts). */
+  mqtt?: ClientMqtt;
 }
 
 /** One scan cycle of spec 3.5 steps 3 to 6. The caller schedules the next cycle on anything but success. */
@@ -88,6 +91,9 @@ export async function startClientNormalMode(ctx: ClientContext): Promise<'mqtt_c
     log('error', `Wi-Fi ${config.wifi.ssid}: ${err instanceof Error ? err.message : String(err)}`);
     return 'wifi_failed';
   }
+  const broker = `${config.mqtt.host}:${config.mqtt.port}`;
+  const topic = clientStatusTopic(me.uuid);
+  const message = (m: ClientStatusMessage) => utf8Encode(JSON.stringify(m));
   try {
     const session = await hal.mqtt.connect({
       host: config.mqtt.host,
@@ -96,12 +102,17 @@ export async function startClientNormalMode(ctx: ClientContext): Promise<'mqtt_c
       ...(config.mqtt.username ? { username: config.mqtt.username } : {}),
       ...(config.mqtt.password ? { password: config.mqtt.password } : {}),
       ...(config.mqtt.tls === false ? {} : { ca: config.ca_certificate }),
+      will: { topic, payload: message({ state: 'offline' }) },
     });
-    await session.publish(`devices/${me.uuid}/status`, utf8Encode(JSON.stringify({ state: 'online', version: me.firmwareVersion })));
-    log('info', `MQTT connected to ${config.mqtt.host}:${config.mqtt.port}`);
+    // Retained: whoever subscribes later (the configurator) still reads that this client came online.
+    await session.publish(topic, message({ state: 'online', version: me.firmwareVersion }), { retain: true });
+    ctx.mqtt?.connected(broker);
+    log('info', `MQTT connected to ${broker}`);
     return 'mqtt_connected';
   } catch (err) {
-    log('error', `MQTT ${config.mqtt.host}:${config.mqtt.port}: ${err instanceof Error ? err.message : String(err)}`);
+    const problem = err instanceof Error ? err.message : String(err);
+    ctx.mqtt?.failed(broker, problem);
+    log('error', `MQTT ${broker}: ${problem}`);
     return 'mqtt_failed';
   }
 }

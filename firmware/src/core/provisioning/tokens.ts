@@ -5,6 +5,14 @@ import { constantTimeEqual, hexEncode, utf8Encode } from '../bytes.ts';
 import { errors } from '../errors.ts';
 import type { RecordKind } from '../records.ts';
 
+/**
+ * The event-log line of a token issued (spec 3.5 step 4): the moment a client or a target takes its
+ * record. Written by the API (api.ts); the configurator finds a client's by it (docs/configurator-clients.md).
+ */
+export function tokenIssuedMessage(mac: string, kind: RecordKind, uuid: string): string {
+  return `provisioning token issued to ${mac} (${kind.slice(0, -1)} ${uuid})`;
+}
+
 export interface ProvisioningToken {
   mac: string;
   uuid: string;

@@ -34,6 +34,7 @@ export class BoardMqtt implements Mqtt {
         ...(options.username ? { user: options.username } : {}),
         ...(options.password ? { password: options.password } : {}),
         timeout: KEEPALIVE_MS,
+        ...(options.will ? { will: { topic: options.will.topic, message: exactBuffer(options.will.payload), retain: true } } : {}),
         ...tls,
       });
       let ready = false;
@@ -49,7 +50,7 @@ export class BoardMqtt implements Mqtt {
         ready = true;
         Timer.clear(timer);
         resolve({
-          publish: async (topic, payload) => client.publish(topic, exactBuffer(payload)),
+          publish: async (topic, payload, flags) => client.publish(topic, exactBuffer(payload), flags?.retain ? { retain: true } : undefined),
           close: async () => client.close(),
         });
       };

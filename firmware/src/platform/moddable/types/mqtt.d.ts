@@ -10,6 +10,8 @@ declare module 'mqtt' {
     user?: string;
     password?: string;
     timeout?: number;
+    /** The last will (`message` an ArrayBuffer or a string; `retain` sets the will's retain flag). */
+    will?: { topic: string; message: ArrayBuffer | string; retain?: boolean; quality?: number };
     Socket?: unknown;
     secure?: { certificate?: ArrayBuffer; protocolVersion?: number; verify?: boolean };
   }
