@@ -180,6 +180,7 @@ export class SdkBoard {
   private firmware: FirmwareProcess | undefined;
   private identityNow: DeviceIdentity;
   private closed = false;
+  private closing: Promise<void> | undefined;
   private down = false;
   private restarting: Promise<void> | undefined;
   private readonly resets: number[] = [];
@@ -676,9 +677,16 @@ export class SdkBoard {
     this.o.onConsoleLine?.(line);
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Powers the board off; every caller waits for the same power-off (an abort during a start closes it
+   * and the start's own clean-up closes it again: both return once the firmware's process is gone).
+   */
+  close(): Promise<void> {
     this.closed = true;
+    return (this.closing ??= this.powerOff());
+  }
+
+  private async powerOff(): Promise<void> {
     this.stopWatchdog();
     this.booting?.reject(new Error('the board was powered off'));
     this.booting = undefined;
