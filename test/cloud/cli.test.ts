@@ -175,11 +175,11 @@ describe('fleet', () => {
     const versions = await fleet(['device', 'versions', '--product-hex', '0x00000043']);
     expect(versions.stdout).toBe(
       'TRACK               VERSION     DEVICES  SHARE  STATUS\n' +
-        'ctl/0x00000043/ctl  2031.10.01  1        50 %   not released\n' +
+        'ctl/0x00000043/ctl  2031.10.01  1        50 %   RELEASED\n' +
         'ctl/0x00000043/ctl  2031.09.01  1        50 %   not released\n',
     );
     const json = JSON.parse((await fleet(['device', 'versions', '--product-hex', '0x00000043', '--json'])).stdout);
-    expect(json).toEqual({ tracks: [{ class: 'ctl', product_hex: '0x00000043', application: 'ctl', devices: 2, versions: [{ version: '2031.10.01', devices: 1, status: null }, { version: '2031.09.01', devices: 1, status: null }] }] });
+    expect(json).toEqual({ tracks: [{ class: 'ctl', product_hex: '0x00000043', application: 'ctl', devices: 2, versions: [{ version: '2031.10.01', devices: 1, status: 'RELEASED' }, { version: '2031.09.01', devices: 1, status: null }] }] });
     expect((await fleet(['device', 'versions', '--application', 'nothing'])).stdout).toBe('no device has checked for updates on a track\n');
     const bad = await fleet(['device', 'versions', '--product-hex', '43']);
     expect(bad.code).toBe(1);

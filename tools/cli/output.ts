@@ -1,12 +1,5 @@
-// What the cloud's commands print and parse alike (`fleet device …`, `fleet rollout …`, `fleet audit`,
-// the health commands): whole-number options, JSON for scripts, fixed-width tables, times to the minute.
-import { InvalidArgumentError } from 'commander';
-
-export function wholeNumber(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`must be a whole number: ${value}`);
-  return n;
-}
+// What the cloud's commands print alike (`fleet device …`, `fleet rollout …`, `fleet audit`, the
+// health commands): JSON for scripts, fixed-width tables, times to the minute.
 
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { RigError } from '../../harness/rig-error.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
 import { EXIT_CODES } from '../../cloud/exit-codes.ts';
+import type { CommandContext } from './context.ts';
 
 /** `--repeat`'s bound (harness/repeat.ts takes any count of at least one). */
 export const MAX_REPEAT = 100;
@@ -101,7 +102,7 @@ async function farmHold(rig: import('../../harness/rig.ts').RigSpec, o: { farm?:
   return { coordinator: coordinatorAddress(coordinator) };
 }
 
-export function benchCommand(program: Command, setExit: (code: number) => void): void {
+export function benchCommand(program: Command, { setExit }: CommandContext): void {
   program
     .command('bench')
     .description('Run the provisioning, backup, OTA and security scenarios on a rig (virtual boards by default) and write bench-report/')

@@ -3,6 +3,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { EXIT_CODES } from '../../cloud/exit-codes.ts';
+import type { CommandContext } from './context.ts';
 
 function port(value: string): number {
   const n = Number(value);
@@ -10,7 +11,7 @@ function port(value: string): number {
   return n;
 }
 
-export function configuratorCommand(program: Command): void {
+export function configuratorCommand(program: Command, _ctx: CommandContext): void {
   program
     .command('configurator')
     .description("Serve the installer's configurator (controllers, Deployment Required, provisioning, cloud backup) on loopback and print its URL")

@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { baudFlag, portFlag, resolvePort, seconds } from './port-options.ts';
 import { EXIT_CODES } from '../../cloud/exit-codes.ts';
+import type { CommandContext } from './context.ts';
 
 export const CONSOLE_EXIT = Object.freeze({ ok: EXIT_CODES.ok, err: EXIT_CODES.refused, usage: EXIT_CODES.usage, port: EXIT_CODES.port, no_answer: EXIT_CODES.noAnswer });
 
@@ -46,7 +47,7 @@ export async function openConsole(port: string, baud: number) {
   }
 }
 
-export function consoleCommands(program: Command, setExit: (code: number) => void): void {
+export function consoleCommands(program: Command, { setExit }: CommandContext): void {
   program
     .command('console')
     .description("Send one console command to a board and print its answer (exit 1 on ERR)")

@@ -25,6 +25,7 @@ import type { RomSession } from '../../harness/flash/esptool.ts';
 import type { ResetMethod } from '../../harness/transport/reset-sequence.ts';
 import { afterFlag, portFlag, resetMethodOption, resolvePort, resolveResetMethod, type AfterAction } from './port-options.ts';
 import { EXIT_CODES } from '../../cloud/exit-codes.ts';
+import type { CommandContext } from './context.ts';
 
 export const EFUSE_EXIT = Object.freeze({ declined: EXIT_CODES.refused, usage: EXIT_CODES.usage, port: EXIT_CODES.port, no_answer: EXIT_CODES.noAnswer, unexpected: EXIT_CODES.efuseUnexpected, refused: EXIT_CODES.efuseRefused, not_burned: EXIT_CODES.efuseNotBurned });
 
@@ -186,7 +187,7 @@ async function digestOfPem(path: string): Promise<Buffer> {
   return Buffer.from(digest, 'hex');
 }
 
-export function efuseCommand(program: Command): void {
+export function efuseCommand(program: Command, _ctx: CommandContext): void {
   const efuse = program.command('efuse').description("A board's eFuses, read and burned through its ROM bootloader (as espefuse does)");
   withPortOptions(
     efuse.command('summary').description('Print the eFuses (MAC, chip revision, key purposes and read/write protection, secure boot, SECURE_VERSION) like `espefuse summary`'),

@@ -5,9 +5,10 @@
 // needs no hand work; the UUID is then taken from the answer. `--from-port` asks the board itself.
 import { Option, type Command } from 'commander';
 import { readFileArgument } from '../../cloud/file-errors.ts';
-import { path, type CloudClient } from '../client.ts';
+import { path } from '../client.ts';
 import { baudOption, seconds } from './port-options.ts';
 import { EXIT_CODES } from '../../cloud/exit-codes.ts';
+import { topic, type CommandContext } from './context.ts';
 
 /** A key that cannot be enrolled as given (not a key, another board's, no UUID): a usage error, exit 2. */
 export class EnrollInputError extends Error {
@@ -78,7 +79,8 @@ async function keyFromBoard(port: string, baud: number, timeoutS: number): Promi
   }
 }
 
-export function enrollCommand(device: Command, client: () => CloudClient, print: (value: unknown) => void): void {
+export function enrollCommand(program: Command, { client, print }: CommandContext): void {
+  const device = topic(program, 'device');
   device
     .command('enroll')
     .description("Enroll a device with its ECDSA P-256 public key: a PEM (SPKI), the console's answer to pubkey as it is (the UUID is then taken from it), or asked of the board on a port")

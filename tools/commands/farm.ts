@@ -10,6 +10,7 @@ import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';
 import { onStopSignals } from '../cli/stop-signals.ts';
 import { EXIT_CODES } from '../../cloud/exit-codes.ts';
+import type { CommandContext } from './context.ts';
 
 const coordinatorOption = () => new Option('--coordinator <host:port>', 'the labgrid coordinator').env('LG_COORDINATOR').default('127.0.0.1:20408');
 
@@ -17,7 +18,7 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-export function farmCommand(program: Command, setExit: (code: number) => void): void {
+export function farmCommand(program: Command, { setExit }: CommandContext): void {
   const farm = program.command('farm').description('Share boards through a labgrid coordinator: export a rig, list, reserve and release places (docs/board-farm.md)');
 
   farm

@@ -12,6 +12,7 @@ import type { ResetMethod } from '../../harness/transport/reset-sequence.ts';
 import { bar } from '../cli/board-lines.ts';
 import { flashRigCommand } from './flash-rig.ts';
 import { baudFlag, portFlag, resetMethodOption, resolvePort, resolveResetMethod, seconds } from './port-options.ts';
+import type { CommandContext } from './context.ts';
 
 function chipOption(value: string): 'auto' | ChipName {
   if (value === 'auto') return value;
@@ -26,7 +27,7 @@ function boardIds(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').filter(Boolean)];
 }
 
-export function flashCommand(program: Command, setExit: (code: number) => void): void {
+export function flashCommand(program: Command, { setExit }: CommandContext): void {
   program
     .command('flash')
     .description('Flash a board (serial port or RFC 2217) with esptool-js: an app image, offset/file pairs, or an ESP-IDF/Moddable build (flasher_args.json); verify, reset, print the version that booted')

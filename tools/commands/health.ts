@@ -7,8 +7,10 @@ import type { Command } from 'commander';
 import type { DeviceHealth } from '../../cloud/schema/api.ts';
 import type { DeviceHealthTimeline, ReleaseHealth, ReleaseHealthFigures } from '../../cloud/schema/health.ts';
 import type { HealthReport } from '../../cloud/store/types.ts';
-import { path, type CloudClient } from '../client.ts';
-import { minute, printJson, table, wholeNumber } from '../cli/output.ts';
+import { path } from '../client.ts';
+import { wholeNumber } from '../cli/number-options.ts';
+import { minute, printJson, table } from '../cli/output.ts';
+import { topic, type CommandContext } from './context.ts';
 
 type Timeline = Static<typeof DeviceHealthTimeline>;
 type Figures = Static<typeof ReleaseHealthFigures>;
@@ -90,7 +92,9 @@ export function formatReleaseHealth(h: Static<typeof ReleaseHealth>): string {
   return lines.join('\n') + '\n';
 }
 
-export function healthCommands(device: Command, firmware: Command, client: () => CloudClient): void {
+export function healthCommands(program: Command, { client }: CommandContext): void {
+  const device = topic(program, 'device');
+  const firmware = topic(program, 'firmware');
   device
     .command('health')
     .description("A device's health: last boot, last crash, heap, RSSI, reports dropped; its reports newest first (boots with reasons, crashes with their summary, heartbeats, updates); its daily aggregates")

@@ -5,6 +5,7 @@
 //   fleet image sign | verify | key generate           Secure Boot v2 signatures (./image-signing.ts)
 // `info` exits 1 when the bootloader would refuse the image; it also lists the signature blocks.
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { secureVersionNumber } from '../cli/number-options.ts';
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { chipByName } from '../../firmware/image/chips.ts';
@@ -14,6 +15,7 @@ import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
 import { compilePartitionTable, PARTITION_TABLE_OFFSET, subtypeName, typeName } from '../../firmware/image/partition-table.ts';
 import { buildVirtualAppImage, DEFAULT_PROJECT_NAME, VERSION_PATTERN } from '../../firmware/image/virtual-payload.ts';
 import { imageSigningCommands } from './image-signing.ts';
+import type { CommandContext } from './context.ts';
 
 function version(value: string): string {
   if (!VERSION_PATTERN.test(value)) throw new InvalidArgumentError(`must be YYYY.MM.bb: ${value}`);
@@ -33,19 +35,13 @@ function product(value: string): string {
   return value;
 }
 
-function secureVersion(value: string): number {
-  // The eFuse SECURE_VERSION field counts to 16: a higher secure_version could never be burned.
-  if (!/^\d+$/.test(value) || Number(value) > 16) throw new InvalidArgumentError(`must be a whole number from 0 to 16: ${value}`);
-  return Number(value);
-}
-
 function flashSize(value: string): number {
   const m = /^(\d+)MB$/.exec(value);
   if (!m) throw new InvalidArgumentError(`must be a size in MB such as 8MB: ${value}`);
   return Number(m[1]) * 1024 * 1024;
 }
 
-export function imageCommand(program: Command, setExit: (code: number) => void): void {
+export function imageCommand(program: Command, { setExit }: CommandContext): void {
   const image = program.command('image').description('Build and inspect ESP-IDF app images and the partition table');
 
   image
@@ -61,7 +57,7 @@ export function imageCommand(program: Command, setExit: (code: number) => void):
     // Not `<0x...>`: commander takes a placeholder ending in "..." for a list, and the build's config got ["0x…"].
     .option('--product <hex>', 'the product id built in (config product_hex: 0x and 8 hexadecimal digits)', product, '0x00c0ffee')
     .option('--firmware <file>', 'a built firmware (mc.so) instead of building one from firmware/src')
-    .option('--secure-version <n>', 'esp_app_desc_t secure_version: the anti-rollback version (0 to 16, the eFuse SECURE_VERSION field)', secureVersion, 0)
+    .option('--secure-version <n>', 'esp_app_desc_t secure_version: the anti-rollback version (0 to 16, the eFuse SECURE_VERSION field)', secureVersionNumber, 0)
     .action(async (o: { version: string; output: string; chip: string; project: string; role: 'controller' | 'client'; build: 'production' | 'debug'; class: string; product: string; firmware?: string; secureVersion: number }) => {
       const chip = chipByName(o.chip);
       let firmware: Uint8Array;

@@ -6,9 +6,11 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { LOW_HEAP_DEFAULT_BYTES } from '../../cloud/device-health/definitions.ts';
 import type { AuditList, Device, DeviceVersions, Rollout, RolloutDeviceList } from '../../cloud/schema/api.ts';
 import { scheduleText } from '../../cloud/ota/schedule-text.ts';
-import { path, type CloudClient } from '../client.ts';
-import { minute, printJson, table, wholeNumber } from '../cli/output.ts';
+import { path } from '../client.ts';
+import { wholeNumber } from '../cli/number-options.ts';
+import { minute, printJson, table } from '../cli/output.ts';
 import { healthLines } from './health.ts';
+import { topic, type CommandContext } from './context.ts';
 
 type DeviceView = Static<typeof Device> & { groups: string[] };
 
@@ -76,7 +78,16 @@ interface ListOptions {
   json?: boolean;
 }
 
-export function inventoryCommands(device: Command, client: () => CloudClient): void {
+export function inventoryCommands(program: Command, { client }: CommandContext): void {
+  const device = topic(program, 'device');
+  device
+    .command('remove')
+    .description('Remove a device; its stored backup is kept')
+    .argument('<uuid>')
+    .action(async (uuid: string) => {
+      await client().request('DELETE', path('admin', 'devices', uuid));
+      process.stdout.write(`removed ${uuid}\n`);
+    });
   device
     .command('list')
     .description('The device inventory: enrolment, last OTA check, last backup, groups. Conditions given together must all hold, --any: at least one (stragglers: --not-seen-days N --not-backed-up-days N --any)')
@@ -232,7 +243,7 @@ function healthMargin(value: string): number | 'off' {
   return n;
 }
 
-export function rolloutCommands(program: Command, client: () => CloudClient): void {
+export function rolloutCommands(program: Command, { client }: CommandContext): void {
   const rollout = program.command('rollout').description('Staged rollouts of a release: show, set (start or raise), pause, resume, end');
   const release = (cmd: Command) => cmd.argument('<class>').argument('<product_hex>').argument('<application>').argument('<version>').option('--json', 'the API answer as JSON');
   const show = (o: { json?: boolean }, body: unknown) => (o.json ? printJson(body) : process.stdout.write(formatRollout(body as RolloutView)));
@@ -304,7 +315,7 @@ function isoTime(value: string): string {
   return /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value;
 }
 
-export function auditCommand(program: Command, client: () => CloudClient): void {
+export function auditCommand(program: Command, { client }: CommandContext): void {
   program
     .command('audit')
     .description('The audit log: who changed what, newest first')

@@ -13,6 +13,7 @@ import type { ResetMethod } from '../../harness/transport/reset-sequence.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
 import { openConsole } from './console.ts';
 import { baudFlag, portFlag, resetMethodOption, resolvePort, resolveResetMethod, seconds } from './port-options.ts';
+import type { CommandContext } from './context.ts';
 
 function regexOption(value: string): RegExp {
   try {
@@ -24,7 +25,7 @@ function regexOption(value: string): RegExp {
 
 type Ending = { why: 'quit' | 'signal' | 'matched' | 'timeout' } | { why: 'closed'; detail: string };
 
-export function monitorCommand(program: Command, setExit: (code: number) => void): void {
+export function monitorCommand(program: Command, { setExit }: CommandContext): void {
   program
     .command('monitor')
     .description('The serial console of a board: coloured boot log and console lines, a log file, Ctrl-T Ctrl-R reset, Ctrl-T Ctrl-P download mode, Ctrl-] quit')

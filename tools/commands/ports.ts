@@ -1,8 +1,9 @@
 // `fleet ports`: the local serial ports with their USB vendor:product ids; `*` marks Espressif's own
 // USB, `+` a known USB-UART bridge; each with the reset method that fits it (--json for scripts).
 import type { Command } from 'commander';
+import type { CommandContext } from './context.ts';
 
-export function portsCommand(program: Command): void {
+export function portsCommand(program: Command, _ctx: CommandContext): void {
   program
     .command('ports')
     .description("List serial ports with USB ids, marking Espressif's (*) and the common USB-UART bridges (+)")

@@ -4,6 +4,7 @@
 // The cloud (Express, the schemas and their compiled checks, pino) is imported when `serve` runs, not
 // when the program is built: every other `fleet` command is a client of a running cloud and never loads it.
 import type { Command } from 'commander';
+import type { CommandContext } from './context.ts';
 
 /** Resolves with the name of the first SIGTERM or SIGINT. */
 function stopSignal(): Promise<string> {
@@ -13,7 +14,7 @@ function stopSignal(): Promise<string> {
   });
 }
 
-export function serveCommand(program: Command): void {
+export function serveCommand(program: Command, _ctx: CommandContext): void {
   program
     .command('serve')
     .description('Serve the cloud API on WORKERS processes (configured by PORT, HOST, DATABASE_URL, JWT_SECRET, WORKERS, ...; see README)')

@@ -11,9 +11,10 @@
 import type { Static } from '@sinclair/typebox';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { TrackSigning } from '../../cloud/schema/api.ts';
-import { path, type CloudClient } from '../client.ts';
+import { path } from '../client.ts';
 import { loadVerifyingKey } from '../signing-keys.ts';
 import { EXIT_CODES } from '../../cloud/exit-codes.ts';
+import { topic, type CommandContext } from './context.ts';
 
 type SigningView = Static<typeof TrackSigning>;
 
@@ -74,7 +75,8 @@ interface SigningOptions {
   json?: boolean;
 }
 
-export function signingCommand(firmware: Command, client: () => CloudClient): void {
+export function signingCommand(program: Command, { client }: CommandContext): void {
+  const firmware = topic(program, 'firmware');
   firmware
     .command('signing')
     .description("Show or set a track's signing setting: with --require the cloud refuses images not signed by a trusted key (docs/secure-boot.md)")

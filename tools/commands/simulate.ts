@@ -4,21 +4,17 @@
 // step for good (a refusal that is not retried, or the run's deadline), a stored backup is not the
 // one its device sent, or (--health) a device's reports are not all stored; exit 3 (tools/fleet.ts)
 // when the cloud cannot be reached at all.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { cloudUrlOption } from '../cli/cloud-url.ts';
 import { operatorName } from '../cli/operator.ts';
+import { wholeNumber } from '../cli/number-options.ts';
 import { onStopSignals } from '../cli/stop-signals.ts';
+import type { CommandContext } from './context.ts';
 
 /** Removing thousands of devices after a signal takes longer than closing a port. */
 const REMOVE_GRACE_MS = 60_000;
 
-function wholeNumber(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError(`must be a whole number: ${value}`);
-  return n;
-}
-
-export function simulateCommand(program: Command, setExit: (code: number) => void): void {
+export function simulateCommand(program: Command, { setExit }: CommandContext): void {
   program
     .command('simulate')
     .description('Boot storm: N simulated devices (own P-256 keys, enrolled via the admin API) do an OTA check, a signed backup push and an unchanged (304) push (--health: a boot report and a heartbeat too); then every stored backup (and report) is checked')

@@ -7,7 +7,7 @@
 // With --secure-boot-key the boards' chips have Secure Boot v2 on (docs/secure-boot.md): each key's
 // digest burned as SECURE_BOOT_DIGEST0.., SECURE_BOOT_EN, and the factory images signed with the
 // first key; --anti-rollback and --secure-version set up anti-rollback.
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,12 +15,14 @@ import { killHelperProcesses } from '../../harness/child-process.ts';
 import { RigError } from '../../harness/rig-error.ts';
 import type { VirtualSecureBoot } from '../../harness/virtual-board.ts';
 import type { Broker } from '../../harness/broker.ts';
+import { secureVersionNumber } from '../cli/number-options.ts';
 import { onStopSignals, type StopSignals } from '../cli/stop-signals.ts';
 import { loadSigningKey, loadVerifyingKey } from '../signing-keys.ts';
 import { DEFAULT_RIG } from './bench.ts';
 import { EXIT_CODES } from '../../cloud/exit-codes.ts';
+import type { CommandContext } from './context.ts';
 
-export function virtualCommand(program: Command): void {
+export function virtualCommand(program: Command, _ctx: CommandContext): void {
   program
     .command('virtual')
     .description("Run a rig's virtual boards in the foreground and print each board's console pty, RFC 2217 URL and interface addresses; Ctrl-C stops them")
@@ -28,7 +30,7 @@ export function virtualCommand(program: Command): void {
     .argument('[boards...]', 'only these boards (ids)')
     .option('--secure-boot-key <pem>', 'turn Secure Boot v2 on: burn this RSA-3072 key\'s digest (repeat for up to 3 keys, SECURE_BOOT_DIGEST0..2) and SECURE_BOOT_EN; the first must be a private key: it signs the factory bootloader and app', collect, [])
     .option('--anti-rollback', 'the boards\' bootloader is built with CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK')
-    .option('--secure-version <n>', 'burn SECURE_VERSION n (0 to 16) and give the factory app secure_version n', secureVersionOption)
+    .option('--secure-version <n>', 'burn SECURE_VERSION n (0 to 16) and give the factory app secure_version n', secureVersionNumber)
     .action(async (rigPath: string, only: string[], o: { secureBootKey: string[]; antiRollback?: boolean; secureVersion?: number }) => {
       const secureBoot = secureBootOptions(o);
       // From the start: a signal while the boards start stops them too (docs/stop-signals.md).
@@ -43,12 +45,6 @@ export function virtualCommand(program: Command): void {
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
-}
-
-function secureVersionOption(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 16) throw new InvalidArgumentError(`must be a whole number from 0 to 16 (SECURE_VERSION has 16 bits): ${value}`);
-  return n;
 }
 
 /** A key the user named that is not one the chip can use, or a first key without its private half: exit 2. */
