@@ -17,30 +17,19 @@ import { tokenIssuedMessage } from '../../firmware/src/core/provisioning/tokens.
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { startBroker, type Broker } from '../../harness/broker.ts';
 import { startStandInController, type StandInController } from './stand-in-controller.ts';
+import { pageClient } from '../helpers/configurator-page-client.ts';
 
 let dir: string;
 let running: RunningConfigurator;
 let ctl: StandInController;
 let broker: Broker;
 let id: number;
-let cookie = '';
-
 const LAMP = { uuid: 'lamp-kitchen-1', mac: '24:0A:C4:10:00:41', name: 'Kitchen' };
 const SPARE = { uuid: 'lamp-spare-2', mac: '24:0A:C4:10:00:42', name: 'Spare' };
 /** When the stand-in's log says LAMP took its token. */
 const ISSUED_MS = Date.UTC(2026, 10, 28, 9, 30, 0);
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(running.url + path.replace(/^\//, ''), {
-    method,
-    headers: { 'x-fleet-page': '1', ...(cookie ? { cookie } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const set = res.headers.get('set-cookie');
-  if (set) cookie = set.split(';')[0]!;
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const call = pageClient(() => running.url);
 
 /** A client's retained status on the broker, as its firmware leaves it (firmware/src/core/provisioning/client.ts). */
 async function retain(uuid: string, payload: string): Promise<void> {

@@ -10,24 +10,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConfigurator, type RunningConfigurator } from '../../configurator/server/app.ts';
 import { startStandInController, type StandInAnswer, type StandInController } from './stand-in-controller.ts';
+import { pageClient } from '../helpers/configurator-page-client.ts';
 
 let dir: string;
 let running: RunningConfigurator;
 let odd: StandInController;
 let id: number;
-let cookie = '';
-
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(running.url + path.replace(/^\//, ''), {
-    method,
-    headers: { 'x-fleet-page': '1', ...(cookie ? { cookie } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const set = res.headers.get('set-cookie');
-  if (set) cookie = set.split(';')[0]!;
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : undefined };
-}
+const call = pageClient(() => running.url);
 
 const radioFault = { error: 'provisioning_failed', message: 'the radio did not start' };
 
