@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 
 /**
  * The start time of a process (clock ticks since boot, /proc/<pid>/stat field 22), or undefined when it is gone.
+ * A zombie is gone: it has exited, and only waits for its parent to read its status (an owner killed
+ * while its parent is busy stays one for a while; it will never stop its server).
  * @param {number} pid
  * @returns {string | undefined}
  */
@@ -11,7 +13,9 @@ export function processStart(pid) {
   try {
     // pid (comm) state …: comm may hold spaces and parentheses, so the fields after the last ')'.
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19];
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+    return fields[19];
   } catch {
     return undefined;
   }

@@ -114,6 +114,25 @@ describe('PostgreSQL servers end with their owner', () => {
     }
   });
 
+  it('an owner that is a zombie (exited, its parent not yet told) is gone: its folder is reaped', async () => {
+    // `sleep 0` exits at once, and the shell that started it becomes `sleep 5`, which never waits for it.
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    children.push(parent);
+    const zombie = Number((await new Promise<Buffer>((r) => parent.stdout!.once('data', r))).toString().trim());
+    const state = () => {
+      const text = readFileSync(`/proc/${zombie}/stat`, 'utf8');
+      return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    };
+    await until('the child is a zombie', () => state()[0] === 'Z');
+    const root = mkdtempSync(join(tmpdir(), 'reaper-test-'));
+    dirs.push(root);
+    const d = join(root, 'fleet-pg-zombie');
+    mkdirSync(join(d, 'data'), { recursive: true });
+    writeFileSync(join(d, 'owner.json'), JSON.stringify({ pid: zombie, start: state()[19], pgCtl: '/bin/false', asRoot: false }));
+    expect(reapOrphanedPostgres(root)).toEqual([d]);
+    expect(existsSync(d)).toBe(false);
+  });
+
   it('the reaper leaves folders whose owner lives, and folders that name no owner', () => {
     const root = mkdtempSync(join(tmpdir(), 'reaper-test-'));
     dirs.push(root);
