@@ -1,6 +1,7 @@
 // How the console's health pages say their figures (docs/device-health.md): rates, shares, hours, bytes,
 // counts by reason, and what one report says. Plain strings: Preact renders them as text.
 import type { Heartbeat, ReleaseFigures, TimelineEntry } from './types.ts';
+import { when } from './ui.tsx';
 
 const whole = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
@@ -11,6 +12,8 @@ export const hours = (h: number) => h.toFixed(1);
 export const rate = (r: number | null) => (r === null ? '—' : r.toFixed(1));
 /** A share from 0 to 1 as a percentage; '—' with no devices. */
 export const share = (s: number | null) => (s === null ? '—' : `${(s * 100).toFixed(s === 1 || s === 0 ? 0 : 1)} %`);
+/** A crash as the pages say it: `<when>: <kind>` (its message, when shown, beside it). */
+export const crashText = (crash: { at: string; kind: string }) => `${when(crash.at)}: ${crash.kind}`;
 export const dbm = (rssi: number | null | undefined) => (rssi === null || rssi === undefined ? '—' : `${rssi} dBm`);
 
 /** The counts of a breakdown that are not zero, largest first: [[reason, n], …]. */

@@ -3,7 +3,7 @@
 // with their summary, update steps, and heartbeats when asked for), and its daily aggregates. A crash's
 // message and module come from the device: they are text nodes, never markup.
 import { isUnexpected } from '../../../../device-health/definitions.ts';
-import { breakdown, bytes, count, dbm, heartbeatText, hours, reportTime } from '../health-text.ts';
+import { breakdown, bytes, count, crashText, dbm, heartbeatText, hours, reportTime } from '../health-text.ts';
 import type { DeviceHealthState, HealthDay, TimelineEntry } from '../types.ts';
 import { Table, when } from '../ui.tsx';
 
@@ -19,7 +19,7 @@ export function HealthState({ h }: { h: DeviceHealthState | null }) {
       <dd class={h.last_crash ? 'bad' : undefined}>
         {h.last_crash ? (
           <>
-            {when(h.last_crash.at)}: {h.last_crash.kind} on {h.last_crash.version}
+            {crashText(h.last_crash)} on {h.last_crash.version}
             {h.last_crash.message !== null ? <code class="crash-message">{h.last_crash.message}</code> : null}
           </>
         ) : (

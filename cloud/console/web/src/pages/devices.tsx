@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { CRASHED_DAYS_DEFAULT, LOW_HEAP_DEFAULT_BYTES } from '../../../../device-health/definitions.ts';
 import { api } from '../api.ts';
 import { DeviceDetails } from '../components/device-details.tsx';
-import { bytes, dbm } from '../health-text.ts';
+import { bytes, crashText, dbm } from '../health-text.ts';
 import { deviceHref, type DeviceFilter } from '../routes.ts';
 import type { Device } from '../types.ts';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
@@ -86,7 +86,7 @@ function HealthCells({ h }: { h: Device['health'] }) {
   return (
     <>
       <td>{when(h.last_report_at)}</td>
-      <td class={crash && recent(crash.at) ? 'bad' : undefined}>{crash ? `${when(crash.at)}: ${crash.kind}` : 'none'}</td>
+      <td class={crash && recent(crash.at) ? 'bad' : undefined}>{crash ? crashText(crash) : 'none'}</td>
       <td class={h.heap && h.heap.block < LOW_HEAP_DEFAULT_BYTES ? 'nowrap bad' : 'nowrap'}>{h.heap ? bytes(h.heap.block) : '—'}</td>
       <td class="nowrap">{dbm(h.rssi)}</td>
     </>

@@ -7,7 +7,7 @@ import { Field } from '../../../../../web-common/browser/fields.tsx';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
 import { CRASHED_DAYS_DEFAULT, LOW_HEAP_DEFAULT_BYTES } from '../../../../device-health/definitions.ts';
 import { api } from '../api.ts';
-import { breakdown, bytes, count, hours, nonZero, outcomesText, rate, share, summed } from '../health-text.ts';
+import { breakdown, bytes, count, crashText, hours, nonZero, outcomesText, rate, share, summed } from '../health-text.ts';
 import { deviceHref, releaseHref } from '../routes.ts';
 import type { Device, FleetHealth } from '../types.ts';
 import { ErrorLine, Section, Table, when } from '../ui.tsx';
@@ -113,7 +113,7 @@ export function FleetHealthPage() {
                       <td>
                         {d.health?.last_crash ? (
                           <>
-                            {when(d.health.last_crash.at)}: {d.health.last_crash.kind}
+                            {crashText(d.health.last_crash)}
                             {d.health.last_crash.message !== null ? <code class="crash-message">{d.health.last_crash.message}</code> : null}
                           </>
                         ) : (
