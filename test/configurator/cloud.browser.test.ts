@@ -131,11 +131,11 @@ describe('cloud backup from the configurator', () => {
     const remove = page.getByRole('button', { name: 'Delete the cloud backup' });
     // A danger button, unlike the others; it only opens a confirmation that says what is lost.
     await expect.poll(() => remove.isEnabled()).toBe(true); // not the disabled shade of a busy moment
-    expect(await backgroundOf(remove)).toBe(DANGER_RGB);
-    expect(await backgroundOf(page.getByRole('button', { name: 'Back up to the cloud' }))).toBe(ACCENT_RGB);
+    await expect.poll(() => backgroundOf(remove)).toBe(DANGER_RGB);
+    await expect.poll(() => backgroundOf(page.getByRole('button', { name: 'Back up to the cloud' }))).toBe(ACCENT_RGB);
     await remove.click();
     const confirm = page.getByRole('alertdialog', { name: 'Confirm: Delete for good' });
-    expect(await hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    await expect.poll(() => hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
     const stored = await bench.ctx.cloud.store.getBackupMeta(source.spec.uuid);
     const when = await page.evaluate((d) => new Date(d).toLocaleString(), stored!.lastBackupDate);
     expect(await confirm.locator('p').textContent()).toBe(

@@ -196,20 +196,20 @@ describe('the controllers page', () => {
     await page.goto(`${bench.configurator.url}#/controllers/${ids.Target}/settings`);
     const remove = page.getByRole('button', { name: 'Remove Target from the site…' });
     await expect.poll(() => remove.isEnabled()).toBe(true); // not the disabled shade of a busy moment
-    expect(await backgroundOf(remove)).toBe(DANGER_RGB);
-    expect(await backgroundOf(page.getByRole('button', { name: 'Save' }))).toBe(ACCENT_RGB);
+    await expect.poll(() => backgroundOf(remove)).toBe(DANGER_RGB);
+    await expect.poll(() => backgroundOf(page.getByRole('button', { name: 'Save' }))).toBe(ACCENT_RGB);
     await remove.click();
     const confirm = page.getByRole('alertdialog', { name: 'Confirm: Remove Target' });
     expect(await confirm.locator('p').textContent()).toBe(
       "Remove Target from this site? Its configuration and the records it hands out are lost from the site file, and this browser's log-in to it ends. The controller itself keeps what it holds: add it again and Pull to get them back.",
     );
-    expect(await hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    await expect.poll(() => hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
     await page.setViewportSize({ width: 420, height: 900 });
     await bench.shot('8-remove-confirm-420');
     await page.setViewportSize({ width: 1280, height: 900 });
     await bench.shot('8-remove-confirm');
     await confirm.getByRole('button', { name: 'Cancel' }).click();
-    expect(await hasFocus(remove)).toBe(true);
+    await expect.poll(() => hasFocus(remove)).toBe(true);
     expect(bench.configurator.store.controllers().map((c) => c.name)).toEqual(['Source', 'Target']);
     const backupBefore = await target.http('ethernet', 'GET', '/backup', { headers: await bench.ctx.login(target) });
     await remove.click();

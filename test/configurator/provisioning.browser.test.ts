@@ -113,20 +113,20 @@ describe('provisioning from the configurator', () => {
     const remove = page.getByRole('button', { name: 'Remove Lamp 1…' });
     // Not while the rows are being read again (busy: the disabled shade).
     await expect.poll(() => remove.isEnabled()).toBe(true);
-    expect(await backgroundOf(remove)).toBe(DANGER_RGB);
+    await expect.poll(() => backgroundOf(remove)).toBe(DANGER_RGB);
     await remove.click();
     const confirm = page.getByRole('alertdialog', { name: 'Confirm: Remove Lamp 1' });
     expect(await confirm.locator('p').textContent()).toBe(
       `Remove client Lamp 1 (${client.spec.uuid}) from this site and from the controller? Its record, with the Wi-Fi and MQTT settings it hands out, is lost: the device can no longer provision from this controller until it is registered again.`,
     );
     // The safe choice has the focus.
-    expect(await hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    await expect.poll(() => hasFocus(confirm.getByRole('button', { name: 'Cancel' }))).toBe(true);
     await page.setViewportSize({ width: 420, height: 900 });
     await bench.shot('5-remove-confirm-420');
     await page.setViewportSize({ width: 1280, height: 900 });
     await bench.shot('5-remove-confirm');
     await confirm.getByRole('button', { name: 'Cancel' }).click();
-    expect(await confirm.count()).toBe(0);
+    await expect.poll(() => confirm.count()).toBe(0);
     expect(bench.configurator.store.records(id)).toHaveLength(1);
     await remove.click();
     await confirm.getByRole('button', { name: 'Remove Lamp 1' }).click();
