@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { firmwareImage, variantOf } from '../firmware/virtual-esp32/firmware-image.ts';
+import { firmwareImage, variantOf } from '../firmware/sdk-host/firmware-image.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { appDescriptorOfImage } from '../firmware/image/app-desc.ts';
 import { locateSdk, SdkSetupError } from '../firmware/toolchain/sdk-location.ts';

@@ -14,14 +14,44 @@ import type { VirtualAir } from '../firmware/virtual-esp32/air.ts';
 import type { ResetReason } from '../firmware/virtual-esp32/boot-log.ts';
 import { DEFAULT_BAUD, Rfc2217Server } from '../harness/transport/rfc2217-server.ts';
 import { Efuses, manifestHmacKeyBlock } from '../firmware/virtual-esp32/efuse.ts';
-import { resample } from '../firmware/virtual-esp32/uart.ts';
+import { resample } from '../firmware/chip/uart.ts';
 import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/virtual-esp32/virtual-esp32.ts';
 import { SdkBoard, type SdkBoardOptions } from '../firmware/virtual-esp32/board.ts';
+import { boardFirmware } from '../firmware/sdk-host/firmware-image.ts';
+import type { FirmwareSettings } from '../firmware/src/core/settings.ts';
+import type { ListenerLimits } from '../firmware/src/platform/moddable/hal/http-limits.ts';
 import { CHIPS } from '../firmware/image/chips.ts';
 import { displayFrom, eventsFrom, httpAnswer, type BenchBoard, type EventLine, type HttpAnswer, type Iface } from './board.ts';
 import { openPtyPair, type PtyPair } from './pty.ts';
 import type { BoardSpec } from './rig.ts';
 import { SerialConsole } from './serial-console.ts';
+
+// This file is the harness's one door into the emulator (firmware/virtual-esp32/): the benches, the
+// power-cut trials and the fuzzer take the board and the air from here.
+export { BootFailure, SdkBoard, type FlashOp, type HeapFigures } from '../firmware/virtual-esp32/board.ts';
+export { VirtualAir } from '../firmware/virtual-esp32/air.ts';
+
+/** How an owner starts an SdkBoard: the build is named (the identity, a rig's settings and limits), and built here. */
+export interface SdkBoardStart extends Omit<SdkBoardOptions, 'firmware'> {
+  /** The build's settings (config "settings"): boards with other settings run another build. */
+  settings?: Partial<FirmwareSettings>;
+  /** The build's listener limits (config "http"). */
+  httpLimits?: Partial<ListenerLimits>;
+  /** The secure_version in the descriptor of the first app the factory writes (default 0). */
+  factorySecureVersion?: number;
+}
+
+/** Builds (or finds built) the firmware the options name, and powers a board on with it (SdkBoard.start). */
+export async function startSdkBoard(o: SdkBoardStart): Promise<SdkBoard> {
+  const { settings, httpLimits, factorySecureVersion, ...board } = o;
+  const firmware = await boardFirmware(o.identity, {
+    ...(settings ? { settings: settings as Record<string, number> } : {}),
+    ...(httpLimits ? { http: httpLimits as Record<string, number> } : {}),
+    ...(o.chip ? { chip: o.chip } : {}),
+    ...(factorySecureVersion ? { secureVersion: factorySecureVersion } : {}),
+  });
+  return SdkBoard.start({ ...board, firmware });
+}
 
 export interface VirtualEnvironment {
   air: VirtualAir;
@@ -46,7 +76,7 @@ export interface VirtualSecureBoot {
 }
 
 /** The SdkBoard options of a board whose factory and bootloader are set up for secure boot. */
-function secureBootFactory(sb: VirtualSecureBoot | undefined): Pick<SdkBoardOptions, 'antiRollback' | 'factorySigningKey' | 'factorySecureVersion'> {
+function secureBootFactory(sb: VirtualSecureBoot | undefined): Pick<SdkBoardStart, 'antiRollback' | 'factorySigningKey' | 'factorySecureVersion'> {
   if (!sb) return {};
   const signer = sb.keys?.[0];
   if (signer && signer.type !== 'private') throw new Error('secure boot: the first key signs the factory images, so it must be a private key');
@@ -185,7 +215,7 @@ export class VirtualBoard implements BenchBoard {
     const s = this.spec;
     const starting = new AbortController();
     this.starting = starting;
-    const xs = await SdkBoard.start({
+    const xs = await startSdkBoard({
       signal: starting.signal,
       reset,
       identity: {

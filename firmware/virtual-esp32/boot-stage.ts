@@ -175,3 +175,14 @@ function loadApp(flash: FlashImage, log: BootLog, chip: ChipSpec, partition: Par
   }
   return { descriptor: check.appDescriptor, firmware };
 }
+
+/** What ESP-IDF's app_init prints about the image (esp_app_desc_t) before the app runs. */
+export function appInitLines(app: BootedApp, log: BootLog): void {
+  const d = app.descriptor;
+  log.info('app_init', 'Application information:');
+  log.info('app_init', `Project name:     ${d.projectName}`);
+  log.info('app_init', `App version:      ${d.version}`);
+  log.info('app_init', `Compile time:     ${d.date} ${d.time}`);
+  log.info('app_init', `ELF file SHA256:  ${d.elfSha256.slice(0, 16)}...`);
+  log.info('app_init', `ESP-IDF:          ${d.idfVersion}`);
+}

@@ -328,3 +328,10 @@ export function manifestHmacKeyBlock(manifestPath = new URL('../src/platform/mod
   if (typeof block !== 'number' || !Number.isInteger(block) || block < 0 || block >= KEY_BLOCKS) throw new EfuseError(`the manifest's defines.fuse.hmac_key must be 0 to 5, not ${JSON.stringify(block)}`);
   return block;
 }
+
+/** A new chip's eFuses from its device key (64 hex digits, burned in the manifest's key block) and MAC. */
+export function efusesFromFuseKey(macAddress: string, fuseKeyHex: string | undefined): Efuses {
+  if (fuseKeyHex === undefined) throw new Error('a virtual board needs its eFuses or its fuse key (fuseKeyHex)');
+  if (!/^[0-9a-fA-F]{64}$/.test(fuseKeyHex)) throw new Error('fuseKeyHex must be 32 bytes of hex');
+  return new Efuses({ macAddress, hmacKey: Buffer.from(fuseKeyHex, 'hex'), hmacKeyBlock: manifestHmacKeyBlock() });
+}

@@ -12,7 +12,7 @@ import { Esp32s3Registers } from './rom/registers.ts';
 import { SlipDecoder, slipEncode } from './rom/slip.ts';
 import { BootFailure } from './rom-boot.ts';
 import { StrappingPins, type BootMode } from './strapping.ts';
-import { PacedLine } from './uart.ts';
+import { PacedLine } from '../chip/uart.ts';
 
 /** The ROM's rate after reset (esptool docs: the ESP32-S3 ROM always starts at 115200 bps). */
 export const ROM_BAUD = 115200;

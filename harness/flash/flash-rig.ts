@@ -2,7 +2,7 @@
 // per port, each board on its own flashBoard run, so the boards' lines are busy together and the rig
 // takes about as long as its slowest board. One board failing ends only its own run; the result of
 // each is kept for the summary (docs/rig-flashing.md).
-import { PacedLine } from '../../firmware/virtual-esp32/uart.ts';
+import { PacedLine } from '../../firmware/chip/uart.ts';
 import type { PartitionEntry } from '../../firmware/image/partition-table.ts';
 import { RigError, type BoardSpec, type RigSpec } from '../rig.ts';
 import { createTransport } from '../transport/open.ts';

@@ -7,7 +7,7 @@
 //
 // A board stays down after more than 5 resets within a minute (docs/flash-and-boot.md): the source
 // resets 4 times by fault (3 crashes, then one on the new release) and the target once.
-import { UNLOADABLE_FIRMWARE } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { UNLOADABLE_FIRMWARE } from '../../firmware/sdk-host/firmware-image.ts';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { buildVirtualAppImage } from '../../firmware/image/virtual-payload.ts';
 import { check, type ScenarioContext } from '../bench.ts';

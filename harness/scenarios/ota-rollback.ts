@@ -3,7 +3,7 @@
 // verifies but does not come up (it crashes before marking itself valid) is rolled back by the
 // bootloader at the next reset, and the board refuses to install that version again; the next good
 // release installs and confirms itself.
-import { UNLOADABLE_FIRMWARE } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { UNLOADABLE_FIRMWARE } from '../../firmware/sdk-host/firmware-image.ts';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { buildVirtualAppImage } from '../../firmware/image/virtual-payload.ts';
 import { check } from '../bench.ts';

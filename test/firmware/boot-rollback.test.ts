@@ -9,11 +9,11 @@ import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_FLASH_BYTES, firmwareImage, UNLOADABLE_FIRMWARE, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_FLASH_BYTES, firmwareImage, UNLOADABLE_FIRMWARE, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import { OtaSlots } from '../../firmware/virtual-esp32/ota-slots.ts';
-import { BootFailure, SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { BootFailure, SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { BootLog } from '../../firmware/virtual-esp32/boot-log.ts';
 import { runBootloader } from '../../firmware/virtual-esp32/boot-stage.ts';
 import { buildAppImage } from '../../firmware/image/app-image.ts';
@@ -39,7 +39,7 @@ function boardOn(name: string) {
   const id = identity();
   const flashDir = join(dir, name);
   const start = (reset?: 'poweron' | 'software', onConsoleLine?: (line: string) => void) =>
-    SdkBoard.start({ identity: id, fuseKeyHex: '77'.repeat(32), flashDir, adminPassword: 'bench-admin-password', ...(reset ? { reset } : {}), ...(onConsoleLine ? { onConsoleLine } : {}) });
+    startSdkBoard({ identity: id, fuseKeyHex: '77'.repeat(32), flashDir, adminPassword: 'bench-admin-password', ...(reset ? { reset } : {}), ...(onConsoleLine ? { onConsoleLine } : {}) });
   /** The virtual chip's esp_ota_ops on the board's flash while it is off, as if the firmware ran them. */
   const installWhileOff = (image: Uint8Array, o: { running?: 'ota_0' | 'ota_1' } = {}) => {
     const flash = FlashImage.open(`${flashDir}.bin`, DEFAULT_FLASH_BYTES);
@@ -239,7 +239,7 @@ describe('an invalid image', () => {
     b.flashAt(0x10000, buildVirtualAppImage({ chip: CHIPS.esp32c3, version: '2026.01.02', firmware: UNLOADABLE_FIRMWARE }));
     b.flashAt(0x310000, buildAppImage({ chip: S3, entry: 0x40374000, segments: [{ loadAddress: 0x3c000020, data: new Uint8Array(256) }, { loadAddress: 0x40374000, data: new Uint8Array(64) }] }));
     const lines: string[] = [];
-    await expect(SdkBoard.start({ identity: identity(), fuseKeyHex: '77'.repeat(32), flashDir: b.flashDir, onConsoleLine: (l) => lines.push(l) })).rejects.toBeInstanceOf(BootFailure);
+    await expect(startSdkBoard({ identity: identity(), fuseKeyHex: '77'.repeat(32), flashDir: b.flashDir, onConsoleLine: (l) => lines.push(l) })).rejects.toBeInstanceOf(BootFailure);
     const text = lines.join('\n');
     expect(text).toMatch(/^E \(\d+\) boot_comm: mismatch chip ID, expected 9, found 5$/m);
     expect(text).toMatch(/^E \(\d+\) boot: OTA app partition slot 0 is not bootable$/m);
@@ -254,7 +254,7 @@ describe('an invalid image', () => {
     flash.erase(0, DEFAULT_FLASH_BYTES);
     flash.close();
     const lines: string[] = [];
-    await expect(SdkBoard.start({ identity: identity(), fuseKeyHex: '77'.repeat(32), flashDir: b.flashDir, onConsoleLine: (l) => lines.push(l) })).rejects.toThrow(/no second-stage bootloader/);
+    await expect(startSdkBoard({ identity: identity(), fuseKeyHex: '77'.repeat(32), flashDir: b.flashDir, onConsoleLine: (l) => lines.push(l) })).rejects.toThrow(/no second-stage bootloader/);
     expect(lines).toContain('invalid header: 0xffffffff');
   });
 });

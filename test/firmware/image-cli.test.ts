@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAppImageBytes } from '../../firmware/image/app-image.ts';
 import { virtualFirmwareOf } from '../../firmware/image/virtual-payload.ts';
-import { DEFAULT_VARIANT, firmwareOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_VARIANT, firmwareOf } from '../../firmware/sdk-host/firmware-image.ts';
 
 const BIN = new URL('../../bin/fleet.js', import.meta.url).pathname;
 let dir: string;

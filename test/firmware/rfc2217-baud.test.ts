@@ -5,7 +5,7 @@
 // as a UART at the wrong rate does (uart.ts resample).
 import { afterEach, describe, expect, it } from 'vitest';
 import { Rfc2217Server } from '../../harness/transport/rfc2217-server.ts';
-import { resample } from '../../firmware/virtual-esp32/uart.ts';
+import { resample } from '../../firmware/chip/uart.ts';
 import { Rfc2217Transport } from '../../harness/transport/rfc2217.ts';
 
 let server: Rfc2217Server | undefined;

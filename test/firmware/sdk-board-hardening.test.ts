@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { BOARD_HTTP_LIMITS } from '../../firmware/src/platform/moddable/hal/http-limits.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { rawRequest, type RawAnswer } from '../helpers/raw-http.ts';
 
 const PASSWORD = 'bench-admin-password';
@@ -113,7 +113,7 @@ function expectJsonError(a: RawAnswer | null, status: number, code?: string): vo
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sdk-hard-'));
-  board = await SdkBoard.start({
+  board = await startSdkBoard({
     identity,
     fuseKeyHex: '33'.repeat(32),
     flashDir: join(dir, 'flash'),

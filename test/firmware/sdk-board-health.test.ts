@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RING_CAPACITY } from '../../firmware/src/core/health/ring.ts';
 import { MAX_HEARTBEAT_BYTES } from '../../firmware/src/core/health/reports.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { controllerIdentity } from '../../tools/bench/firmware-bench-lib.ts';
 
 interface Received {
@@ -75,7 +75,7 @@ const boards: SdkBoard[] = [];
 async function debugBoard(n: number): Promise<SdkBoard> {
   // Debug builds have the `fault` console command (core/device.ts); the flash takes no time here:
   // nothing this file checks depends on it.
-  const board = await SdkBoard.start({ identity: { ...controllerIdentity(n, 'health-ctl'), build: 'debug' }, fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `board-${n}`), adminPassword: PASSWORD, panel: false, flashTiming: 'off' });
+  const board = await startSdkBoard({ identity: { ...controllerIdentity(n, 'health-ctl'), build: 'debug' }, fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `board-${n}`), adminPassword: PASSWORD, panel: false, flashTiming: 'off' });
   boards.push(board);
   expect(await board.typeLine(`cloud ${ingest.url}`)).toMatch(/^OK /);
   return board;
@@ -171,7 +171,7 @@ describe('the heartbeat and the ring', () => {
     expect(status).toMatchObject({ waiting: RING_CAPACITY, dropped: 5, last_answer: '503' });
     // A power cut: the ring is on flash.
     await board.cutPower();
-    const again = await SdkBoard.start({ identity: { ...controllerIdentity(3, 'health-ctl'), build: 'debug' }, fuseKeyHex: '03'.repeat(32), flashDir: join(dir, 'board-3'), adminPassword: PASSWORD, panel: false, flashTiming: 'off' });
+    const again = await startSdkBoard({ identity: { ...controllerIdentity(3, 'health-ctl'), build: 'debug' }, fuseKeyHex: '03'.repeat(32), flashDir: join(dir, 'board-3'), adminPassword: PASSWORD, panel: false, flashTiming: 'off' });
     boards.push(again);
     const before = ingest.received.length;
     ingest.status = null;

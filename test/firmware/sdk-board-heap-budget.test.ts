@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.ts';
+import { type HeapFigures, SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { backupOfSize, boardApi as http, controllerIdentity } from '../../tools/bench/firmware-bench-lib.ts';
 import { measure } from '../../tools/bench/heap-probe.ts';
@@ -54,7 +54,7 @@ describe('heap budget of a controller on the esp32s3 heaps', () => {
 
   it(`the target procedure (${CONTROLLERS} C, ${CLIENTS} L, 128 KB backup) holds at most ${LIVE_SLOT_LIMIT} slots and ${LIVE_CHUNK_LIMIT} chunk bytes live, its stack below ${STACK_LIMIT} slots, and nothing accumulates`, async () => {
     const air = new VirtualAir();
-    const source = await SdkBoard.start({ identity: identity(1), fuseKeyHex: '01'.repeat(32), flashDir: join(dir, 'source'), adminPassword: PASSWORD, air, panel: false });
+    const source = await startSdkBoard({ identity: identity(1), fuseKeyHex: '01'.repeat(32), flashDir: join(dir, 'source'), adminPassword: PASSWORD, air, panel: false });
     boards.push(source);
     const auth = { 'visual-token': (await http(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
     await http(source, 'PUT', '/api/controllers/budget-ctl-2', auth, JSON.stringify({ ethernet_mac: identity(2).ethernetMac, name: 'target' }));
@@ -67,7 +67,7 @@ describe('heap budget of a controller on the esp32s3 heaps', () => {
 
     // The procedure runs in the target's boot: the board samples its own heaps from its start.
     const samples: HeapFigures[] = [];
-    target = await SdkBoard.start({ identity: identity(2), fuseKeyHex: '02'.repeat(32), flashDir: join(dir, 'target'), adminPassword: PASSWORD, air, heapSampleMs: SAMPLE_MS, onHeapSample: (f) => samples.push({ ...f }) });
+    target = await startSdkBoard({ identity: identity(2), fuseKeyHex: '02'.repeat(32), flashDir: join(dir, 'target'), adminPassword: PASSWORD, air, heapSampleMs: SAMPLE_MS, onHeapSample: (f) => samples.push({ ...f }) });
     boards.push(target);
     const result = target.bootResult as { provisioning: { ok?: boolean; lines?: string[] } };
     expect(result.provisioning.lines).toEqual([`Prov OK ${CONTROLLERS}C ${CLIENTS}L`, 'Prov OK got backup']);
@@ -118,7 +118,7 @@ describe('heap budget of a controller on the esp32s3 heaps', () => {
 describe('out of memory', () => {
   it('is what it is on a chip: XS aborts (memory full), the chip restarts through its bootloader, and the flash keeps the records and the backup', async () => {
     // `fault memory` exists in debug builds only (core/device.ts): it holds memory until the heap is full.
-    const board = await SdkBoard.start({ identity: { ...controllerIdentity(7, 'oom-ctl'), build: 'debug' }, fuseKeyHex: '07'.repeat(32), flashDir: join(dir, 'oom'), adminPassword: PASSWORD, panel: false });
+    const board = await startSdkBoard({ identity: { ...controllerIdentity(7, 'oom-ctl'), build: 'debug' }, fuseKeyHex: '07'.repeat(32), flashDir: join(dir, 'oom'), adminPassword: PASSWORD, panel: false });
     boards.push(board);
     const token = (await http(board, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token as string;
     const auth = { 'visual-token': token, 'content-type': 'application/json' };

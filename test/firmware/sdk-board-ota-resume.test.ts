@@ -9,8 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
-import { firmwareImage, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
+import { firmwareImage, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
 import { sha256Hex } from '../helpers/images.ts';
@@ -103,7 +103,7 @@ describe('OTA from an image the cloud hosts, cut half way', () => {
     expect(up.status).toBe(201);
     expect(((await up.json()) as any).url).toBe(`${proxyUrl}/images/ctl-s3/0x00c0ffee/ctl-s3/2026.02.01.bin`);
 
-    const board = await SdkBoard.start({ identity, fuseKeyHex: '33'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: 'bench-admin-password' });
+    const board = await startSdkBoard({ identity, fuseKeyHex: '33'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: 'bench-admin-password' });
     try {
       const key = JSON.parse((await board.typeLine('pubkey')).slice(3)).public_key_pem as string;
       expect((await cloud.admin('PUT', `/admin/devices/${identity.uuid}`, { public_key: key })).status).toBe(201);

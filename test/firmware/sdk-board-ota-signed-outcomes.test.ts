@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { signImage } from '../../firmware/image/secure-boot.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { Efuses, manifestHmacKeyBlock } from '../../firmware/virtual-esp32/efuse.ts';
-import { DEFAULT_FLASH_BYTES, firmwareImage, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_FLASH_BYTES, firmwareImage, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import { OtaSlots } from '../../firmware/virtual-esp32/ota-slots.ts';
@@ -47,7 +47,7 @@ async function rig(n: number, o: { antiRollback?: boolean } = {}) {
   const efuses = new Efuses({ macAddress: id.wifiMac, hmacKey: Buffer.from('44'.repeat(32), 'hex'), hmacKeyBlock: manifestHmacKeyBlock() });
   const flashDir = join(dir, `board-${n}`);
   const cloud = await startTestCloud();
-  const start = () => SdkBoard.start({ identity: id, efuses, flashDir, adminPassword: PASSWORD, flashTiming: 'off', panel: false, ...(o.antiRollback ? { antiRollback: true } : {}) });
+  const start = () => startSdkBoard({ identity: id, efuses, flashDir, adminPassword: PASSWORD, flashTiming: 'off', panel: false, ...(o.antiRollback ? { antiRollback: true } : {}) });
   const enroll = async (b: SdkBoard) => {
     const key = JSON.parse((await b.typeLine('pubkey')).slice(3)).public_key_pem as string;
     expect((await cloud.admin('PUT', `/admin/devices/${id.uuid}`, { public_key: key })).status).toBe(201);

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAppImageBytes } from '../../firmware/image/app-image.ts';
 import { publicKeyDigest, signImage, verifySignedImageBytes } from '../../firmware/image/secure-boot.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { Efuses, manifestHmacKeyBlock } from '../../firmware/virtual-esp32/efuse.ts';
-import { DEFAULT_FLASH_BYTES, firmwareImage, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_FLASH_BYTES, firmwareImage, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import { OtaSlots } from '../../firmware/virtual-esp32/ota-slots.ts';
@@ -81,7 +81,7 @@ async function rig(name: string, o: { antiRollback?: boolean; factoryKey?: KeyOb
   const cloud = await startTestCloud();
   // The flash takes no time here: what is proved is which images a board takes, not at what pace it
   // writes them (sdk-board-slow-reader.test.ts and the bench run with the flash's own times).
-  const start = () => SdkBoard.start({ identity: id, efuses, flashDir, adminPassword: 'bench-admin-password', flashTiming: 'off', ...(o.antiRollback ? { antiRollback: true } : {}), ...(o.factoryKey ? { factorySigningKey: o.factoryKey } : {}) });
+  const start = () => startSdkBoard({ identity: id, efuses, flashDir, adminPassword: 'bench-admin-password', flashTiming: 'off', ...(o.antiRollback ? { antiRollback: true } : {}), ...(o.factoryKey ? { factorySigningKey: o.factoryKey } : {}) });
   const release = async (version: string, image: Uint8Array) => {
     const up = await fetch(`${cloud.url}${TRACK}/${version}/image`, { method: 'PUT', headers: { authorization: `Bearer ${await cloud.token()}`, 'content-type': 'application/octet-stream' }, body: image });
     expect(up.status).toBe(201);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { connectAsync } from 'mqtt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VirtualAir, type AirAp } from '../../firmware/virtual-esp32/air.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { startBroker } from '../../harness/broker.ts';
@@ -49,7 +49,7 @@ async function retainedStatus(port: number, uuid: string): Promise<string | null
 }
 
 async function start(n: number, air: VirtualAir): Promise<SdkBoard> {
-  const b = await SdkBoard.start({ identity: id(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air });
+  const b = await startSdkBoard({ identity: id(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air });
   boards.push(b);
   return b;
 }
@@ -190,7 +190,7 @@ describe('virtual boards over real sockets', () => {
     expect((await http(source, 'PUT', `/api/clients/${identity.uuid}`, sauth, { ...config, ca_certificate: 'not a certificate' })).json).toMatchObject({ error: 'invalid_record', details: { field: 'ca_certificate' } });
     expect((await http(source, 'PUT', `/api/clients/${identity.uuid}`, sauth, config)).status).toBe(201);
     expect((await http(source, 'PUT', '/api/provisioning', sauth)).status).toBe(200);
-    const boot = () => SdkBoard.start({ identity, fuseKeyHex: '31'.repeat(32), flashDir: join(dir, 'flash-client'), adminPassword: PASSWORD, air, position: { x: 0, y: 0.5 } }).then((b) => (boards.push(b), b));
+    const boot = () => startSdkBoard({ identity, fuseKeyHex: '31'.repeat(32), flashDir: join(dir, 'flash-client'), adminPassword: PASSWORD, air, position: { x: 0, y: 0.5 } }).then((b) => (boards.push(b), b));
     const first = await boot();
     expect(first.bootResult).toMatchObject({ role: 'client', provisioning: 'provisioned' });
     await first.close();

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REQUEST_MEMORY_BYTES } from '../../firmware/src/core/http/request-memory.ts';
 import { BOARD_HTTP_LIMITS } from '../../firmware/src/platform/moddable/hal/http-limits.ts';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.ts';
+import { type HeapFigures, SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { backupOfSize, boardApi, controllerIdentity } from '../../tools/bench/firmware-bench-lib.ts';
 import { rawRequest, type RawExchange } from '../helpers/raw-http.ts';
@@ -46,7 +46,7 @@ describe('a board attacked before log-in on both interfaces at once', () => {
   it('answers, never resets, stays within its heaps, and a provisioning target still gets everything', { timeout: 240_000 }, async () => {
     const air = new VirtualAir();
     const samples: HeapFigures[] = [];
-    const source = await SdkBoard.start({ identity: identity(1), fuseKeyHex: '41'.repeat(32), flashDir: join(dir, 'source'), adminPassword: PASSWORD, air, heapSampleMs: SAMPLE_MS, onHeapSample: (f) => samples.push({ ...f }) });
+    const source = await startSdkBoard({ identity: identity(1), fuseKeyHex: '41'.repeat(32), flashDir: join(dir, 'source'), adminPassword: PASSWORD, air, heapSampleMs: SAMPLE_MS, onHeapSample: (f) => samples.push({ ...f }) });
     boards.push(source);
     const auth = { 'visual-token': (await boardApi(source, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
     await boardApi(source, 'PUT', '/api/controllers/mem-ctl-2', auth, JSON.stringify({ ethernet_mac: identity(2).ethernetMac, name: 'target' }));
@@ -72,7 +72,7 @@ describe('a board attacked before log-in on both interfaces at once', () => {
     const bodies = Array.from({ length: 4 }, (_, i) => fetch(`${source.urls.ethernet}/api/controllers/big-${i}`, { method: 'PUT', headers: auth, body: record }).then((r) => r.status, () => 0));
     const logins = Array.from({ length: 4 }, () => fetch(`${source.urls.ethernet}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: 'x'.repeat(500) }) }).then((r) => r.status, () => 0));
     // And a provisioning target copying the source meanwhile (its boot runs the procedure).
-    const target = await SdkBoard.start({ identity: identity(2), fuseKeyHex: '42'.repeat(32), flashDir: join(dir, 'target'), adminPassword: PASSWORD, air });
+    const target = await startSdkBoard({ identity: identity(2), fuseKeyHex: '42'.repeat(32), flashDir: join(dir, 'target'), adminPassword: PASSWORD, air });
     boards.push(target);
 
     const answers = await Promise.all(attackers.map((a) => a.answer));

@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
-import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.ts';
-import { firmwareImage, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { type HeapFigures, SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
+import { firmwareImage, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import type { FlashTimingOption } from '../../firmware/virtual-esp32/flash-timing.ts';
 import { backupOfSize } from '../../tools/bench/firmware-bench-lib.ts';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
@@ -62,7 +62,7 @@ async function api(b: SdkBoard, method: string, path: string, headers: Record<st
 /** A board enrolled with the cloud, sampling its heaps (SAMPLE_MS) into `samples`. */
 async function boardAt(n: number, flashTiming: FlashTimingOption, cloudUrl: string) {
   const samples: HeapFigures[] = [];
-  const board = await SdkBoard.start({ identity: identityOf(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `board-${n}`), adminPassword: PASSWORD, flashTiming, heapSampleMs: SAMPLE_MS, onHeapSample: (f) => samples.push({ ...f }) });
+  const board = await startSdkBoard({ identity: identityOf(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `board-${n}`), adminPassword: PASSWORD, flashTiming, heapSampleMs: SAMPLE_MS, onHeapSample: (f) => samples.push({ ...f }) });
   boards.push(board);
   const login = await api(board, 'POST', '/api/login', { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }));
   const auth = { 'visual-token': login.json.token as string };

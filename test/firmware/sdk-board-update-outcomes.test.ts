@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chipByName } from '../../firmware/image/chips.ts';
 import { buildVirtualAppImage } from '../../firmware/image/virtual-payload.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
-import { firmwareImage, UNLOADABLE_FIRMWARE, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
+import { firmwareImage, UNLOADABLE_FIRMWARE, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import { controllerIdentity } from '../../tools/bench/firmware-bench-lib.ts';
 
 interface Release {
@@ -100,7 +100,7 @@ const boards: SdkBoard[] = [];
 
 function startBoard(): Promise<SdkBoard> {
   // The flash takes no time: these cases are about how an update ends, and each writes an image.
-  return SdkBoard.start({ identity, fuseKeyHex: '5e'.repeat(32), flashDir: join(dir, 'board'), adminPassword: PASSWORD, panel: false, flashTiming: 'off' }).then((b) => {
+  return startSdkBoard({ identity, fuseKeyHex: '5e'.repeat(32), flashDir: join(dir, 'board'), adminPassword: PASSWORD, panel: false, flashTiming: 'off' }).then((b) => {
     boards.push(b);
     return b;
   });

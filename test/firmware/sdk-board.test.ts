@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
-import { firmwareImage, firmwareOf, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
+import { firmwareImage, firmwareOf, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
 
 const FUSE_A = '11'.repeat(32);
@@ -50,7 +50,7 @@ async function http(b: SdkBoard, method: string, path: string, o: { headers?: Re
 }
 
 async function startBoard(o: { fuse?: string; flash?: string; id?: DeviceIdentity; settings?: object; synced?: boolean } = {}) {
-  return SdkBoard.start({
+  return startSdkBoard({
     identity: o.id ?? identity,
     fuseKeyHex: o.fuse ?? FUSE_A,
     flashDir: o.flash ?? join(dir, 'flash-a'),

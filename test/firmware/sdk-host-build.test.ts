@@ -4,7 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { hostFirmware, variantConfig } from '../../firmware/sdk-host/build.ts';
-import { DEFAULT_VARIANT } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_VARIANT } from '../../firmware/sdk-host/firmware-image.ts';
 
 function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {

@@ -15,9 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { publicKeyDigest, signImage } from '../../firmware/image/secure-boot.ts';
 import { burnSecureBootFuses } from '../../firmware/virtual-esp32/boot-signatures.ts';
-import { BootFailure, SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { BootFailure, SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { Efuses, manifestHmacKeyBlock } from '../../firmware/virtual-esp32/efuse.ts';
-import { DEFAULT_FLASH_BYTES, firmwareImage, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_FLASH_BYTES, firmwareImage, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
@@ -54,7 +54,7 @@ function secureBoard(o: { secureVersion?: number; antiRollback?: boolean; factor
   const lines: string[] = [];
   const start = (reset: 'poweron' | 'software' = 'software') => {
     lines.length = 0;
-    return SdkBoard.start({
+    return startSdkBoard({
       identity: id,
       efuses,
       flashDir,

@@ -17,7 +17,7 @@ import { BootFailure, runBootloader } from '../../firmware/virtual-esp32/boot-st
 import { Efuses } from '../../firmware/virtual-esp32/efuse.ts';
 import { getField } from '../../firmware/chip/esp32s3-efuse.ts';
 import { flashFactoryImages } from '../../firmware/virtual-esp32/factory-flash.ts';
-import { DEFAULT_FLASH_BYTES, UNLOADABLE_FIRMWARE } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_FLASH_BYTES, UNLOADABLE_FIRMWARE } from '../../firmware/sdk-host/firmware-image.ts';
 import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import { FlashImage } from '../../firmware/virtual-esp32/flash-image.ts';
 import { OtaSlots } from '../../firmware/virtual-esp32/ota-slots.ts';

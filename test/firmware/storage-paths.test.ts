@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 
@@ -29,7 +29,7 @@ let flash: string;
 let board: SdkBoard;
 let visual: Record<string, string>;
 
-const start = () => SdkBoard.start({ identity, fuseKeyHex: '51'.repeat(32), flashDir: flash, adminPassword: PASSWORD });
+const start = () => startSdkBoard({ identity, fuseKeyHex: '51'.repeat(32), flashDir: flash, adminPassword: PASSWORD });
 
 async function login(b: SdkBoard): Promise<Record<string, string>> {
   const r = await fetch(`${b.urls.ethernet}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: PASSWORD }) });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { firmwareImage } from '../../firmware/sdk-host/firmware-image.ts';
 import { productPartitions } from '../../firmware/image/product-partitions.ts';
 import type { HostVariant } from '../../firmware/sdk-host/build.ts';
 import { compilePartitionTable } from '../../firmware/image/partition-table.ts';

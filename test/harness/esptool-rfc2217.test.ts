@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { firmwareImage } from '../../firmware/sdk-host/firmware-image.ts';
 import type { HostVariant } from '../../firmware/sdk-host/build.ts';
 import { SlipDecoder, slipEncode } from '../../firmware/virtual-esp32/rom/slip.ts';
 import { withEsptool, writeImages } from '../../harness/flash/esptool.ts';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHIPS } from '../../firmware/image/chips.ts';
 import { describeImage } from '../../firmware/image/describe.ts';
-import { firmwareImage, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { firmwareImage, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import { loadRig } from '../../harness/rig.ts';
 import { describeTestbed } from '../../harness/testbed.ts';
 import { TWO_BOARD_RIG } from '../helpers/fleet-virtual.ts';

@@ -1,7 +1,7 @@
 // Small ESP-IDF app images for the cloud's release checks: a real app image (header, segments,
 // checksum, appended SHA-256, esp_app_desc_t) around a filler instead of the firmware the Moddable SDK
 // builds (an mc.so), so that tests need not build the firmware. firmwareImage()
-// (firmware/virtual-esp32/firmware-image.ts) is the one virtual boards run.
+// (firmware/sdk-host/firmware-image.ts) is the one virtual boards run.
 import { createHash } from 'node:crypto';
 import { chipByName } from '../../firmware/image/chips.ts';
 import { buildVirtualAppImage } from '../../firmware/image/virtual-payload.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { firmwareImage } from '../../firmware/sdk-host/firmware-image.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'bench-flash-'));

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_VARIANT, firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_VARIANT, firmwareImage } from '../../firmware/sdk-host/firmware-image.ts';
 import { fleetOnTerminal } from '../helpers/terminal.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { DEFAULT_VARIANT, firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_VARIANT, firmwareImage } from '../../firmware/sdk-host/firmware-image.ts';
 import { describeWritten } from '../../harness/flash/flash-board.ts';
 import { loadRig } from '../../harness/rig.ts';
 import { VirtualBoard } from '../../harness/virtual-board.ts';

@@ -5,7 +5,7 @@ import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firmwareImage } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { firmwareImage } from '../../firmware/sdk-host/firmware-image.ts';
 import { describePorts } from '../../harness/transport/usb-ports.ts';
 import { PortChoiceError, resolvePort } from '../../tools/commands/port-options.ts';
 import { runFleet } from '../helpers/fleet-cli.ts';

@@ -1,7 +1,7 @@
 // Shared by the firmware bench, its probes and the heap-budget test: board identities, the board's
 // API, backups of a given size, and what the host can see of a virtual board's firmware process.
 import { readFileSync } from 'node:fs';
-import type { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import type { SdkBoard } from '../../harness/virtual-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 
 /**

@@ -8,8 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard, VirtualAir } from '../../harness/virtual-board.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { backupOfSize, boardApi as http, controllerIdentity as identity } from './firmware-bench-lib.ts';
 import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
@@ -24,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'fw-slots-'));
 const air = new VirtualAir();
 const boards: SdkBoard[] = [];
 try {
-  const source = await SdkBoard.start({ identity: identity(1), fuseKeyHex: '01'.repeat(32), flashDir: join(dir, 'src'), adminPassword: PASSWORD, air, panel: false });
+  const source = await startSdkBoard({ identity: identity(1), fuseKeyHex: '01'.repeat(32), flashDir: join(dir, 'src'), adminPassword: PASSWORD, air, panel: false });
   boards.push(source);
   const sauth = { 'visual-token': (await http(source, 'POST', API_PATHS.login, { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
   await http(source, 'PUT', recordPath('controllers', 'bench-ctl-2'), sauth, JSON.stringify({ ethernet_mac: identity(2).ethernetMac, name: 'target' }));
@@ -38,7 +37,7 @@ try {
   const samples: string[] = [];
   const most = { slots: 0, chunkBytes: 0, count: 0 };
   let lastLine = '';
-  const target = await SdkBoard.start({
+  const target = await startSdkBoard({
     identity: identity(2),
     fuseKeyHex: '02'.repeat(32),
     flashDir: join(dir, 'tgt'),

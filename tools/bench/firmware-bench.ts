@@ -17,8 +17,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../../cloud/config.ts';
 import { startCloudServer } from '../../cloud/server.ts';
 import { SqliteStore } from '../../cloud/store/sqlite.ts';
-import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.ts';
+import { type HeapFigures, SdkBoard, startSdkBoard, VirtualAir } from '../../harness/virtual-board.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { backupOfSize, boardApi as http, controllerIdentity as identity, processRss } from './firmware-bench-lib.ts';
 import { measure, throughput, type CaseFigures } from './heap-probe.ts';
@@ -47,7 +46,7 @@ async function main(): Promise<void> {
   const boards: SdkBoard[] = [];
   const options = (n: number, extra: Partial<Parameters<typeof SdkBoard.start>[0]> = {}) => ({ identity: identity(n), fuseKeyHex: n.toString(16).padStart(2, '0').repeat(32), flashDir: join(dir, `flash-${n}`), adminPassword: PASSWORD, air, panel: false, ...extra });
   const start = async (n: number, extra: Partial<Parameters<typeof SdkBoard.start>[0]> = {}) => {
-    const b = await SdkBoard.start(options(n, extra));
+    const b = await startSdkBoard(options(n, extra));
     boards.push(b);
     return b;
   };

@@ -31,7 +31,7 @@ import { parseArgs } from 'node:util';
 import { mintToken } from '../../cloud/auth/jwt.ts';
 import { loadConfig } from '../../cloud/config.ts';
 import { startCloudServer, type RunningCloud } from '../../cloud/server.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import { controllerIdentity } from './firmware-bench-lib.ts';
 import { measure } from './heap-probe.ts';
 import { wholeOption } from './args.ts';
@@ -53,7 +53,7 @@ const CRASHES = wholeOption('crashes', args.crashes, 1);
 const BOARDS = wholeOption('boards', args.boards, 1);
 const DEVICES = wholeOption('devices', args.devices, 1);
 
-/** A virtual board resets more than this many times within a minute: it stays down (firmware/virtual-esp32/board.ts). */
+/** A virtual board resets more than this many times within a minute: it stays down (firmware/virtual-esp32/boot-loop.ts). */
 const FAULTS_PER_MINUTE = 5;
 const MINUTE_MS = 60_000;
 /** The default heartbeat interval (firmware/src/core/health/ring.ts), and so heartbeats a day. */
@@ -168,7 +168,7 @@ class BenchCloud {
 
 /** A debug controller (it has the `fault` command), enrolled with the cloud and pointed at `cloudUrl`. */
 async function debugBoard(dir: string, cloud: BenchCloud, n: number, cloudUrl: string): Promise<SdkBoard> {
-  const board = await SdkBoard.start({
+  const board = await startSdkBoard({
     identity: { ...controllerIdentity(n, 'hbench'), build: 'debug' },
     fuseKeyHex: (n + 0x40).toString(16).padStart(2, '0').repeat(32),
     flashDir: join(dir, `board-${n}`),

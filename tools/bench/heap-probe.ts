@@ -9,7 +9,7 @@
 // the operation runs, and answered by the firmware's main loop between two of its events (a socket's
 // data, a timer): the most live in any sample. Those collections cost CPU, so a timing run goes
 // without them. The stack's peak is XS's own (the instrumented build): exact, no sampling.
-import type { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import type { SdkBoard } from '../../harness/virtual-board.ts';
 
 export interface CaseFigures {
   wallMs: number;

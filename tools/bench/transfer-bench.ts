@@ -8,8 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { SdkBoard, type HeapFigures } from '../../firmware/virtual-esp32/board.ts';
+import { type HeapFigures, SdkBoard, startSdkBoard, VirtualAir } from '../../harness/virtual-board.ts';
 import { backupOfSize, boardApi as http, controllerIdentity as identity } from './firmware-bench-lib.ts';
 import { API_PATHS, recordPath } from '../../firmware/src/core/api-paths.ts';
 
@@ -44,7 +43,7 @@ async function main(): Promise<void> {
         const targetN = ++n;
         const boards: SdkBoard[] = [];
         try {
-          const source = await SdkBoard.start({ identity: identity(sourceN), fuseKeyHex: '5a'.repeat(32), flashDir: join(dir, `flash-${sourceN}`), adminPassword: PASSWORD, air, panel: false, flashTiming });
+          const source = await startSdkBoard({ identity: identity(sourceN), fuseKeyHex: '5a'.repeat(32), flashDir: join(dir, `flash-${sourceN}`), adminPassword: PASSWORD, air, panel: false, flashTiming });
           boards.push(source);
           const auth = { 'visual-token': (await http(source, 'POST', API_PATHS.login, { 'content-type': 'application/json' }, JSON.stringify({ password: PASSWORD }))).token, 'content-type': 'application/json' };
           await http(source, 'PUT', recordPath('controllers', `bench-ctl-${targetN}`), auth, JSON.stringify({ ethernet_mac: identity(targetN).ethernetMac, name: 'target' }));
@@ -52,7 +51,7 @@ async function main(): Promise<void> {
           await http(source, 'PUT', API_PATHS.provisioning, auth);
           const samples: HeapFigures[] = [];
           const t0 = performance.now();
-          const target = await SdkBoard.start({ identity: identity(targetN), fuseKeyHex: 'a5'.repeat(32), flashDir: join(dir, `flash-${targetN}`), adminPassword: PASSWORD, air, panel: false, flashTiming, ...(sample ? { heapSampleMs: SAMPLE_MS, onHeapSample: (f: HeapFigures) => samples.push({ ...f }) } : {}) });
+          const target = await startSdkBoard({ identity: identity(targetN), fuseKeyHex: 'a5'.repeat(32), flashDir: join(dir, `flash-${targetN}`), adminPassword: PASSWORD, air, panel: false, flashTiming, ...(sample ? { heapSampleMs: SAMPLE_MS, onHeapSample: (f: HeapFigures) => samples.push({ ...f }) } : {}) });
           const seconds = (performance.now() - t0) / 1000;
           boards.push(target);
           const lines = (target.bootResult as { provisioning?: { lines?: string[] } }).provisioning?.lines ?? [];

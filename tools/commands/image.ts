@@ -64,7 +64,7 @@ export function imageCommand(program: Command, { setExit }: CommandContext): voi
       if (o.firmware) firmware = new Uint8Array(readFileArgument(o.firmware));
       else {
         process.stderr.write(`image: building the ${o.build} ${o.role} firmware with the Moddable SDK for the host (the first build takes a few minutes)…\n`);
-        const { firmwareOf } = await import('../../firmware/virtual-esp32/firmware-image.ts');
+        const { firmwareOf } = await import('../../firmware/sdk-host/firmware-image.ts');
         firmware = await firmwareOf({ build: o.build, role: o.role, hardwareClass: o.class, productHex: o.product, ethernet: o.role === 'controller' });
       }
       const bytes = buildVirtualAppImage({ chip, version: o.version, firmware, projectName: o.project, secureVersion: o.secureVersion });

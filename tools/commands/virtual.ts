@@ -75,11 +75,7 @@ async function runVirtual(rigPath: string, only: string[], signals: StopSignals,
   if (unknown.length) throw new RigError(`no board ${unknown.join(', ')} on rig ${rig.name} (it has ${rig.boards.map((b) => b.id).join(', ')})`);
   const specs = rig.boards.filter((b) => b.kind === 'virtual' && (only.length === 0 || only.includes(b.id)));
   if (specs.length === 0) throw new RigError(`rig ${rig.name} has no virtual boards to run`);
-  const [{ VirtualAir }, { startBroker }, { VirtualBoard }] = await Promise.all([
-    import('../../firmware/virtual-esp32/air.ts'),
-    import('../../harness/broker.ts'),
-    import('../../harness/virtual-board.ts'),
-  ]);
+  const [{ startBroker }, { VirtualAir, VirtualBoard }] = await Promise.all([import('../../harness/broker.ts'), import('../../harness/virtual-board.ts')]);
   const work = mkdtempSync(join(tmpdir(), 'fleet-virtual-'));
   const removeWork = () => rmSync(work, { recursive: true, force: true });
   // Removed whatever state the boards are in, even when stopping overruns and the process is made to exit.

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { API_PATHS, recordPattern, recordsPath } from '../../firmware/src/core/api-paths.ts';
 import { RECORD_KINDS } from '../../firmware/src/core/records.ts';
-import { SdkBoard } from '../../firmware/virtual-esp32/board.ts';
+import { SdkBoard, startSdkBoard } from '../../harness/virtual-board.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { TEST_CA_PEM } from '../../firmware/test-cases/fixtures.ts';
 import { errorShapeProblem, httpRequest, rawExchange, type RawResponse } from './raw-http.ts';
@@ -306,7 +306,7 @@ export async function startFuzzBoard(): Promise<{ board: SdkBoard; target: Devic
     firmwareVersion: '2026.01.01',
     build: 'production',
   };
-  const board = await SdkBoard.start({ identity, fuseKeyHex: 'f1'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: password, panel: false });
+  const board = await startSdkBoard({ identity, fuseKeyHex: 'f1'.repeat(32), flashDir: join(dir, 'flash'), adminPassword: password, panel: false });
   const login = await fetch(`${board.urls.ethernet}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password }) });
   const token = ((await login.json()) as { token: string }).token;
   const raise = async () => {

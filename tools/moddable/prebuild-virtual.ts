@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { loadRig } from '../../harness/rig.ts';
 import { scaleScenario, smallScaleScenario } from '../../harness/scale.ts';
 import { scenarios } from '../../harness/scenarios/index.ts';
-import { DEFAULT_VARIANT, variantOf } from '../../firmware/virtual-esp32/firmware-image.ts';
+import { DEFAULT_VARIANT, variantOf } from '../../firmware/sdk-host/firmware-image.ts';
 import { hostFirmware, variantConfig, type HostVariant } from '../../firmware/sdk-host/build.ts';
 
 const RIGS = fileURLToPath(new URL('../../harness/rigs/', import.meta.url));

@@ -11,8 +11,7 @@
 // operation, powers a board up again on the same folder and checks it.
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { VirtualAir } from '../../firmware/virtual-esp32/air.ts';
-import { SdkBoard, type FlashOp } from '../../firmware/virtual-esp32/board.ts';
+import { type FlashOp, SdkBoard, startSdkBoard, VirtualAir } from '../../harness/virtual-board.ts';
 import { PASSWORD_PATH } from '../../firmware/src/core/auth/visual-token.ts';
 import type { DeviceIdentity } from '../../firmware/src/hal/system.ts';
 import { PowerSwitch } from '../../firmware/src/platform/memory/power-cut.ts';
@@ -145,7 +144,7 @@ export interface PowerUp {
 
 /** Powers a board up on its flash folder, watched by its cutter; resolves once it has booted (BootFailure when a cut stopped the boot). */
 export function powerUp(o: PowerUp): Promise<SdkBoard> {
-  return SdkBoard.start({
+  return startSdkBoard({
     identity: o.identity,
     fuseKeyHex: o.fuseKeyHex,
     flashDir: o.flashDir,

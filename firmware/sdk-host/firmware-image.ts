@@ -9,7 +9,7 @@ import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
 import { parsePartitionCsv } from '../image/partition-csv.ts';
 import type { PartitionEntry } from '../image/partition-table.ts';
 import { buildVirtualAppImage, DEFAULT_PROJECT_NAME } from '../image/virtual-payload.ts';
-import { hostFirmware, variantConfig, type HostVariant } from '../sdk-host/build.ts';
+import { hostFirmware, variantConfig, type HostVariant } from './build.ts';
 import type { DeviceIdentity } from '../src/hal/system.ts';
 
 export const DEFAULT_CHIP: ChipName = 'esp32s3';
@@ -66,4 +66,22 @@ export function firmwareImage(version: string, o: { chip?: ChipSpec; projectName
     image.catch(() => images.delete(key));
   }
   return image;
+}
+
+/** A built firmware as a virtual board is handed it (firmware/virtual-esp32/board-options.ts). */
+export interface BoardFirmware {
+  /** The build's configuration: a controller's build with Ethernet waits for its listener at boot. */
+  variant: HostVariant;
+  /** The host loader that maps an image's firmware (mc.so) and serves its chip calls. */
+  loader: string;
+  /** The app image the factory writes on a blank flash (its esp_app_desc_t carries the identity's version). */
+  factoryApp: () => Promise<Uint8Array>;
+}
+
+/** The build a board of this identity runs, built (or found built), and its factory app at the identity's version. */
+export async function boardFirmware(identity: Parameters<typeof variantOf>[0] & Pick<DeviceIdentity, 'firmwareVersion'>, o: { settings?: Record<string, number>; http?: Record<string, number>; chip?: ChipName; secureVersion?: number } = {}): Promise<BoardFirmware> {
+  const variant = variantOf(identity, o);
+  const { loader } = await hostFirmware(variant);
+  const chip = chipByName(o.chip ?? DEFAULT_CHIP);
+  return { variant, loader, factoryApp: () => firmwareImage(identity.firmwareVersion, { chip, variant, ...(o.secureVersion ? { secureVersion: o.secureVersion } : {}) }) };
 }
