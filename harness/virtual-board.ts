@@ -16,7 +16,7 @@ import { DEFAULT_BAUD, Rfc2217Server } from '../harness/transport/rfc2217-server
 import { Efuses, manifestHmacKeyBlock } from '../firmware/virtual-esp32/efuse.ts';
 import { resample } from '../firmware/chip/uart.ts';
 import { VirtualEsp32, type AppHandle, type ChipMode } from '../firmware/virtual-esp32/virtual-esp32.ts';
-import { SdkBoard, type SdkBoardOptions } from '../firmware/virtual-esp32/board.ts';
+import { SdkBoard, type SdkBoardOptions } from '../firmware/virtual-esp32/sdk-board.ts';
 import { boardFirmware } from '../firmware/sdk-host/firmware-image.ts';
 import type { FirmwareSettings } from '../firmware/src/core/settings.ts';
 import type { ListenerLimits } from '../firmware/src/platform/moddable/hal/http-limits.ts';
@@ -28,7 +28,7 @@ import { SerialConsole } from './serial-console.ts';
 
 // This file is the harness's one door into the emulator (firmware/virtual-esp32/): the benches, the
 // power-cut trials and the fuzzer take the board and the air from here.
-export { BootFailure, SdkBoard, type FlashOp, type HeapFigures } from '../firmware/virtual-esp32/board.ts';
+export { BootFailure, SdkBoard, type FlashOp, type HeapFigures } from '../firmware/virtual-esp32/sdk-board.ts';
 export { VirtualAir } from '../firmware/virtual-esp32/air.ts';
 
 /** How an owner starts an SdkBoard: the build is named (the identity, a rig's settings and limits), and built here. */

@@ -101,3 +101,22 @@ export interface FlashOp {
   path: string;
   length: number;
 }
+
+/**
+ * What the board hands the bench's console reader (probes/console-reader.ts): its UART's lines and
+ * bytes. The board never reads them itself; the reader says when a boot has ended (watchBoot).
+ */
+export interface BootConsole {
+  /** Every console line kept so far (the XS trace's lines are added here too). */
+  readonly lines: string[];
+  /** The factory's set-up typed on the console, awaited before the board counts as booted. */
+  readonly factorySetUp: Promise<void> | undefined;
+  /** A line of the ROM, the bootloader or the host. */
+  line(line: string): void;
+  /** The firmware's UART output. */
+  firmwareBytes(bytes: Uint8Array): void;
+  /** A firmware starts: its boot is settled by the reader. */
+  watchBoot(waiter: { resolve(result: unknown): void; reject(err: Error): void }): void;
+  /** The boot under way is given up on; false when none was. */
+  failBoot(err: Error): boolean;
+}

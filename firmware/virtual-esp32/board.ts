@@ -1,26 +1,28 @@
-// A virtual board running the firmware the Moddable SDK built for the host (firmware/sdk-host): its
-// flash (one image file: bootloader, partition table, otadata, two app slots; the storage partition's
-// file system a folder beside it), its eFuses (efuse.ts: the firmware's HMAC is computed there with the
-// key block the manifest names; the key never leaves this process), its
-// radios in a VirtualAir, its I2C panel, its network of loopback addresses, and UART0. It starts as an
-// ESP32-S3 does (docs/flash-and-boot.md): the ROM and ESP-IDF's bootloader pick and verify an app slot
-// (boot-stage.ts), and the firmware that image carries runs (firmware-process.ts). A new board's flash
-// is programmed as the factory would (factory.ts). Every reset (esp_restart, an abort such as memory
-// full, the task watchdog) goes through the bootloader again, so an image still PENDING_VERIFY rolls
-// back.
+// The machine of a virtual board (as QEMU's hw/xtensa/esp32s3.c is a chip's): handed the firmware the
+// Moddable SDK built for the host (sdk-host/firmware-image.ts), it wires its flash (one image file:
+// bootloader, partition table, otadata, two app slots; the storage partition's file system a folder
+// beside it), its eFuses (efuse.ts: the firmware's HMAC is computed there with the key block the
+// manifest names; the key never leaves this process), its radios in a VirtualAir, its I2C panel, its
+// network of loopback addresses and UART0 (board-wiring.ts), and powers, resets and boots them. It
+// starts as an ESP32-S3 does (docs/flash-and-boot.md): the ROM and ESP-IDF's bootloader pick and
+// verify an app slot (boot-stage.ts), and the firmware that image carries runs (firmware-process.ts).
+// A new board's flash is programmed as the factory would (factory-flash.ts). Every reset (esp_restart,
+// an abort such as memory full, the task watchdog) goes through the bootloader again, so an image
+// still PENDING_VERIFY rolls back. It never reads what its firmware prints: the bench's console reader
+// does, and says when a boot has ended (sdk-board.ts, probes/).
 import { mkdirSync } from 'node:fs';
 import { chipByName, type ChipSpec } from '../image/chips.ts';
 import type { Iface } from '../src/hal/network.ts';
 import type { DeviceIdentity } from '../src/hal/system.ts';
 import type { Position } from './air.ts';
-import type { SdkBoardOptions } from './board-options.ts';
+import type { BootConsole, SdkBoardOptions } from './board-options.ts';
 import { BootLog, type ResetReason } from './boot-log.ts';
 import { ResetCounter } from './boot-loop.ts';
 import { appInitLines, BootFailure, runBootloader, type BootedApp } from './boot-stage.ts';
 import { wireBoard, type Wiring } from './board-wiring.ts';
 import { chipCalls } from './chip.ts';
 import { efusesFromFuseKey, manifestHmacKeyBlock, type Efuses } from './efuse.ts';
-import { hasAdminPassword, writeFactoryUuid } from './factory.ts';
+import { writeFactoryUuid } from './factory.ts';
 import { flashFactoryImages } from './factory-flash.ts';
 import { DEFAULT_CHIP, DEFAULT_FLASH_BYTES } from '../sdk-host/firmware-image.ts';
 import { productPartitions } from '../image/product-partitions.ts';
@@ -35,23 +37,13 @@ import { OtaSlots } from './ota-slots.ts';
 import type { Radio } from './radio.ts';
 import { RtcMemory } from './rtc-memory.ts';
 import { TaskWatchdog } from './task-watchdog.ts';
-import { ConsoleReader } from './probes/console-reader.ts';
-import { emptyHeapLive, processCpuMs, takeHeapSample } from './probes/heap.ts';
 import { flashOpAnswer } from './probes/power-cut.ts';
 
-export { BootFailure } from './boot-stage.ts';
-export type { HeapFigures } from './firmware-process.ts';
-export type { FlashOp, SdkBoardOptions } from './board-options.ts';
-export type { BoardFirmware } from '../sdk-host/firmware-image.ts';
 
-/** How long boot() waits for the firmware's boot to end (a target procedure waits for its source). */
-const BOOT_TIMEOUT_MS = 120_000;
-/** How long a started controller waits for its Ethernet listener. */
-const ETHERNET_UP_MS = 5_000;
 
 export type BootResult = Record<string, unknown>;
 
-export class SdkBoard {
+export abstract class BoardMachine {
   readonly displayHistory: string[][] = [];
   readonly reboots: string[] = [];
   readonly urls: Partial<Record<Iface, string>> = {};
@@ -59,46 +51,40 @@ export class SdkBoard {
   clockOffsetMs = 0;
   position: Position;
   bootResult: unknown;
-  /** The most the heaps held live (after a collection) in any sample since the firmware started (heapSampleMs). */
-  heapLive = emptyHeapLive();
   private readonly chip: ChipSpec;
   private readonly flashTiming: FlashTiming | undefined;
   readonly efuses: Efuses;
   /** The key block the firmware's HMAC uses: the manifest's defines.fuse.hmac_key, as fw_fuse.c is built with. */
   private readonly hmacKeyBlock = manifestHmacKeyBlock();
   private readonly addresses: Wiring['addresses'];
-  private readonly radio: Radio;
-  private readonly network: BoardNetwork;
+  protected readonly radio: Radio;
+  protected readonly network: BoardNetwork;
   private readonly panel: Ssd1306 | undefined;
   private spi: FlashImage | undefined;
-  private app: BootedApp | undefined;
-  private firmware: FirmwareProcess | undefined;
-  private identityNow: DeviceIdentity;
-  private closed = false;
+  protected app: BootedApp | undefined;
+  protected firmware: FirmwareProcess | undefined;
+  protected identityNow: DeviceIdentity;
+  protected closed = false;
   private closing: Promise<void> | undefined;
-  private down = false;
-  private restarting: Promise<void> | undefined;
+  protected down = false;
+  protected restarting: Promise<void> | undefined;
   private readonly resets = new ResetCounter();
   private lastRestartReason: string | undefined;
   /** What the chip keeps across a reset that is not a power cut (reset reason, RTC no-init memory). */
   private readonly rtc = new RtcMemory();
-  /** The bench's reading of the console (probes/console-reader.ts): lines, events, the boot's end. */
-  private readonly console: ConsoleReader;
-  private bootDone: Promise<unknown> | undefined;
+  protected bootDone: Promise<unknown> | undefined;
   private watchdog: TaskWatchdog | undefined;
   /** The power was cut (cutPower): nothing restarts the firmware. */
   private unpowered = false;
 
-  private constructor(private readonly o: SdkBoardOptions) {
+  protected constructor(
+    protected readonly o: SdkBoardOptions,
+    /** The bench's reading of the console (probes/console-reader.ts): the board only hands it bytes and lines. */
+    protected readonly console: BootConsole,
+  ) {
     this.chip = chipByName(o.chip ?? DEFAULT_CHIP);
     this.flashTiming = flashTimingOf(o.flashTiming);
     this.identityNow = { ...o.identity };
-    this.console = new ConsoleReader({
-      send: (bytes) => this.uartReceive(bytes),
-      ...(o.onConsoleLine ? { onLine: o.onConsoleLine } : {}),
-      ...(o.adminPassword ? { adminPassword: o.adminPassword } : {}),
-      hasAdminPassword: () => hasAdminPassword(o.flashDir),
-    });
     this.efuses = o.efuses ?? efusesFromFuseKey(o.identity.wifiMac, o.fuseKeyHex);
     mkdirSync(o.flashDir, { recursive: true });
     this.position = o.position ?? { x: 0, y: 0 };
@@ -113,36 +99,7 @@ export class SdkBoard {
     this.panel = o.panel === false ? undefined : new Ssd1306((frame) => this.displayHistory.push(framebufferText(frame)));
   }
 
-  /**
-   * Powers the board on: factory flash on a new board, ROM, bootloader, the chosen image's firmware;
-   * resolves once it has booted. Throws BootFailure when no slot holds a bootable image (the console
-   * says why) or the image fails at every start.
-   */
-  static async start(o: SdkBoardOptions): Promise<SdkBoard> {
-    const board = new SdkBoard(o);
-    // Powered off while it starts (a bench stopping, a board that boots for ever): the start ends.
-    const abort = () => void board.close();
-    o.signal?.addEventListener('abort', abort, { once: true });
-    try {
-      if (o.signal?.aborted) throw new BootFailure('the board was powered off before it started');
-      await board.network.start();
-      await board.powerOn(o.reset ?? 'poweron');
-      await board.boot();
-    } catch (err) {
-      await board.close();
-      throw err;
-    } finally {
-      o.signal?.removeEventListener('abort', abort);
-    }
-    return board;
-  }
-
-  /** The build this board runs (handed to it: SdkBoardOptions.firmware). */
-  get variant() {
-    return this.o.firmware.variant;
-  }
-
-  private async powerOn(reset: ResetReason): Promise<void> {
+  protected async powerOn(reset: ResetReason): Promise<void> {
     this.spi = FlashImage.open(this.o.flashImage ?? `${this.o.flashDir}.bin`, this.o.flashSizeBytes ?? DEFAULT_FLASH_BYTES);
     if (this.spi.created) {
       const app = await this.o.firmware.factoryApp();
@@ -290,21 +247,18 @@ export class SdkBoard {
     return true;
   }
 
-  /** The task watchdog (task-watchdog.ts) of the firmware now running; its samples feed heapLive. */
+  /** The task watchdog (task-watchdog.ts) of the firmware now running; its samples go to the bench (watching). */
   private startWatchdog(): void {
     this.stopWatchdog();
     const firmware = this.firmware;
     if (!firmware) return;
     const timeoutMs = this.o.watchdogMs ?? 5000;
-    this.heapLive = emptyHeapLive();
+    const onSample = this.watching();
     this.watchdog = new TaskWatchdog(firmware, {
       intervalMs: this.o.heapSampleMs ?? 1000,
       timeoutMs,
       collect: this.o.heapSampleMs !== undefined,
-      onSample: (figures) => {
-        takeHeapSample(this.heapLive, figures);
-        this.o.onHeapSample?.(figures);
-      },
+      onSample,
       onStuck: () => {
         if (this.firmware !== firmware || this.closed) return;
         this.reboots.push('watchdog: the main loop did not answer');
@@ -351,101 +305,15 @@ export class SdkBoard {
     await this.restarting;
   }
 
-  /**
-   * Resolves with the firmware's boot result (its console's EVT line: the target procedure's outcome
-   * on a controller, the provisioning attempt's and normal mode's on a client) once it has booted; on
-   * a controller, also once its Ethernet listener is up.
-   */
-  async boot(): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      this.bootResult = await Promise.race([
-        this.bootDone ?? Promise.reject(new Error('the board is off')),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no boot within ${BOOT_TIMEOUT_MS / 1000} s`)), BOOT_TIMEOUT_MS))),
-      ]);
-    } catch (err) {
-      if (!this.restarting) throw err;
-      await this.restarting;
-      if (this.down) throw new BootFailure(`board ${this.o.identity.uuid} is down: ${err instanceof Error ? err.message : String(err)}`);
-      return this.bootResult;
-    } finally {
-      clearTimeout(timer);
-    }
-    // The factory's answer is on the console before the board counts as booted: a command the bench
-    // types next must not take the factory's OK for its own.
-    await this.console.factorySetUp;
-    if (this.variant.ethernet) {
-      const until = Date.now() + ETHERNET_UP_MS;
-      while (!this.urls.ethernet && Date.now() < until && !this.closed) await new Promise((r) => setTimeout(r, 5));
-    }
-    return this.bootResult;
-  }
+  /** Resolves once the firmware's boot has ended (the bench's console reader says when: sdk-board.ts). */
+  protected abstract boot(): Promise<unknown>;
 
-  /** Whether the firmware listens on the interface now (the SoftAP's listener exists only while the SoftAP is up). */
-  listening(iface: Iface): boolean {
-    return this.urls[iface] !== undefined;
-  }
-
-  /** The SoftAP on the air now (its SSID, passphrase and TX power), or null. */
-  get softAp(): { ssid: string; password: string; txPowerDbm: number } | null {
-    const ap = this.radio.ap;
-    return ap?.inAir ? { ssid: ap.ssid, password: ap.password, txPowerDbm: this.radio.txPowerDbm } : null;
-  }
-
-  /** The image running now: its slot and esp_app_desc_t. */
-  get runningImage(): BootedApp | undefined {
-    return this.app;
-  }
-
-  /** The board's identity; firmwareVersion is the running image's. */
-  get identity(): DeviceIdentity {
-    return this.identityNow;
-  }
-
-  get display(): string[] {
-    return this.displayHistory[this.displayHistory.length - 1] ?? [];
-  }
-
-  /** The chip calls the firmware made last, for diagnosing a board that seems stuck. */
-  get trace(): readonly string[] {
-    return this.firmware?.calls ?? [];
-  }
-
-  /** The running firmware's process id (the loader with its mc.so), for a test's fault injection; undefined while none runs. */
-  get firmwarePid(): number | undefined {
-    return this.firmware?.running ? this.firmware.pid : undefined;
-  }
-
-  /** The firmware process's CPU time so far, in milliseconds (utime + stime). */
-  cpuMs(): number {
-    return processCpuMs(this.firmware?.pid);
-  }
-
-  /** The machine's heaps now (XS's own counters): optionally after a garbage collection, optionally restarting the peaks. */
-  async heap(o: { collect?: boolean; resetPeaks?: boolean } = {}): Promise<HeapFigures> {
-    const figures = await this.firmware?.ping({ ...o, timeoutMs: 10_000 });
-    if (!figures) throw new Error(`board ${this.o.identity.uuid}: the firmware did not answer the heap probe`);
-    return figures;
-  }
+  /** A firmware starts: where the watchdog's heap samples go. */
+  protected abstract watching(): (figures: HeapFigures) => void;
 
   /** Bytes on UART0's RX pin (the console). */
   uartReceive(bytes: Uint8Array): void {
     this.firmware?.uartReceive(bytes);
-  }
-
-  /** Types a line on the serial console; resolves with the firmware's OK/ERR answer line. */
-  typeLine(line: string): Promise<string> {
-    return this.console.typeLine(line);
-  }
-
-  /** Every console line so far (the ROM, the bootloader, the firmware's UART, the host's notes). */
-  get consoleLines(): string[] {
-    return this.console.lines;
-  }
-
-  /** The firmware's LOG lines so far, as events. */
-  get events(): { level: string; source: string; message: string }[] {
-    return this.console.events;
   }
 
   /** A line the host writes on the board's console (diagnostics a bench tester may read). */
