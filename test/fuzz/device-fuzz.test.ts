@@ -16,7 +16,8 @@ afterAll(async () => {
 it('a board answers 1,500 seeded hostile requests on both interfaces with JSON errors, no 5xx, and loses nothing', { timeout: 120_000 }, async () => {
   const seed = Number(process.env.FUZZ_SEED ?? 20261121);
   const report = await runDeviceFuzz(fuzz.target, { requests: 1500, seed });
-  expect(report.failures, `seed ${seed}: ${JSON.stringify(report.byStatus)}`).toEqual([]);
+  const resets = fuzz.board.consoleLines.filter((l) => l.startsWith('HOST ') && !/: listening on /.test(l));
+  expect(report.failures, `seed ${seed}: ${JSON.stringify(report.byStatus)}; reboots ${JSON.stringify(fuzz.board.reboots)}; ${resets.join(' | ')}`).toEqual([]);
   // The fuzz reached the firmware's routes, not only its HTTP server's refusals.
   for (const status of ['200', '400', '401', '404']) expect(report.byStatus[status] ?? 0, `status ${status}`).toBeGreaterThan(0);
   expect(fuzz.board.reboots).toEqual([]);
