@@ -6,6 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { anyCase, checker, describeProblem, EXPECTED } from './schema/validator.ts';
 import { isPrivateSqlite } from './store/database-url.ts';
 import { ConfigError } from './config-error.ts';
+import type { JwtConfig } from './auth/jwt.ts';
 import { DEFAULT_JWT_SECRET_FILE, resolveJwtSecret } from './auth/jwt-secret.ts';
 
 const whole = (min: number, max: number, dflt: number, description: string) =>
@@ -73,16 +74,7 @@ export function readEnv(env: Env): ConfigEnvValues {
   throw new ConfigError(checkEnv.problems().slice(0, 3).map((p) => describeProblem(p)).join('; '));
 }
 
-export type JwtConfig =
-  | { mode: 'hs256'; secret: Uint8Array; secretSource: string; groupsClaim: string; superuserGroup: string }
-  | {
-      mode: 'jwks';
-      jwksUrl: string;
-      issuer: string | undefined;
-      audience: string | undefined;
-      groupsClaim: string;
-      superuserGroup: string;
-    };
+export type { JwtConfig };
 
 export interface CloudConfig {
   port: number;

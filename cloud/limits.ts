@@ -50,3 +50,10 @@ export const HTTP_LIMITS: HttpLimits = {
   retryAfterMaxSeconds: 30,
   listenBacklog: 4096,
 };
+
+/**
+ * 512 KB (spec 8): the largest backup blob the cloud accepts. The error catalog (errors.ts) reads it,
+ * and the catalog is also compiled for the operator console in the browser. The firmware's
+ * MAX_CLOUD_BLOB_BYTES is the same figure (test/firmware/backup-limits.test.ts).
+ */
+export const MAX_BACKUP_BYTES = 524_288;

@@ -1,7 +1,7 @@
 // The admin API's device health (docs/device-health.md), for super users (mounted behind the
 // authorizer), everything a console page needs: a device's timeline, a release's health, the fleet's.
 import { Router, type Request } from 'express';
-import { CRASHED_DAYS_DEFAULT, HEALTH_DAYS_KEPT, LOW_HEAP_DEFAULT_BYTES } from '../device-health/definitions.ts';
+import { CRASHED_DAYS_DEFAULT, HEALTH_DAYS_KEPT, LOW_HEAP_DEFAULT_BYTES } from '../health-definitions.ts';
 import type { HealthService } from '../device-health/service.ts';
 import { ApiError } from '../errors.ts';
 import { route, sendJson } from '../http.ts';

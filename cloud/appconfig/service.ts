@@ -1,7 +1,7 @@
 // Runtime configuration of the cloud's own functions (spec 2.7, 3.4; DESIGN.md section 4): stage with
 // PATCH, deploy (the level applies at once, then the deployment bakes for APPCONFIG_DEPLOY_SECONDS,
 // during which deploy and DELETE answer 409), delete (back to WARNING).
-import { NO_PEERS, type Peers } from '../cluster/peers.ts';
+import { NO_PEERS, type Peers } from '../peers/peers.ts';
 import { ApiError } from '../errors.ts';
 import {
   CLOUD_FUNCTIONS,

@@ -2,8 +2,19 @@
 // `Authorization: Bearer <token>`; missing or invalid token 401; not a super user 403. A super user
 // has the configured group in the array claim (default `groups` contains `superuser`).
 import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { JwtConfig } from '../config.ts';
 import { ApiError } from '../errors.ts';
+
+/** How tokens are verified (config.ts reads it from the environment). */
+export type JwtConfig =
+  | { mode: 'hs256'; secret: Uint8Array; secretSource: string; groupsClaim: string; superuserGroup: string }
+  | {
+      mode: 'jwks';
+      jwksUrl: string;
+      issuer: string | undefined;
+      audience: string | undefined;
+      groupsClaim: string;
+      superuserGroup: string;
+    };
 
 export interface SuperUser {
   subject: string | undefined;

@@ -1,6 +1,6 @@
 // FFCE v1 framing as the cloud sees it (DESIGN.md section 3): ASCII "FFCE" | 12-byte IV | AES-256-GCM
 // ciphertext | 16-byte tag. The cloud cannot decrypt; it checks the magic and the minimum length.
-import { MAX_BACKUP_BYTES } from './limits.ts';
+import { MAX_BACKUP_BYTES } from '../limits.ts';
 
 export { MAX_BACKUP_BYTES };
 export const FFCE_MAGIC = Buffer.from('FFCE', 'ascii'); // 46 46 43 45

@@ -2,7 +2,7 @@
 // (or the one process of WORKERS=1), SQLITE_BUSY met and waited out, connections cut at the shutdown
 // time-out, and the admission gates' refusals; summed into one `stopped: …` line on stderr.
 import type { RunningCloud } from '../server.ts';
-import type { WorkerStats } from './messages.ts';
+import type { WorkerStats } from '../peers/messages.ts';
 
 export function workerStats(running: RunningCloud, cut: number): WorkerStats {
   const busy = running.store.stats();

@@ -9,8 +9,8 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { CloudConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
-import { sendOrDrop } from './ipc.ts';
-import { isWorkerMessage, WORKER_SLOT_ENV, type SupervisorMessage, type WorkerMessage, type WorkerStats } from './messages.ts';
+import { sendOrDrop } from '../peers/ipc.ts';
+import { isWorkerMessage, WORKER_SLOT_ENV, type SupervisorMessage, type WorkerMessage, type WorkerStats } from '../peers/messages.ts';
 import { stoppedLine } from './stats.ts';
 
 export interface SupervisorOptions {

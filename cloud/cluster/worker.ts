@@ -6,9 +6,9 @@
 import { loadConfig } from '../config.ts';
 import { startCloudServer, type RunningCloud } from '../server.ts';
 import { startProblem } from '../start-problem.ts';
-import { isSupervisorMessage, WORKER_SLOT_ENV, type WorkerMessage } from './messages.ts';
-import { sendOrDrop } from './ipc.ts';
-import { clusterPeers } from './peers.ts';
+import { isSupervisorMessage, WORKER_SLOT_ENV, type WorkerMessage } from '../peers/messages.ts';
+import { sendOrDrop } from '../peers/ipc.ts';
+import { clusterPeers } from '../peers/peers.ts';
 import { workerStats } from './stats.ts';
 import { EXIT_CODES } from '../exit-codes.ts';
 

@@ -18,7 +18,7 @@ import { HealthReportKind, REPORT_SHAPES } from '../schema/health.ts';
 import { checked, checker } from '../schema/request.ts';
 import type { HealthReport } from '../store/types.ts';
 import { readUploadBody } from '../transport.ts';
-import { HEALTH_REPORT_MAX_BYTES, HEARTBEAT_MAX_BYTES } from './definitions.ts';
+import { HEALTH_REPORT_MAX_BYTES, HEARTBEAT_MAX_BYTES } from '../health-definitions.ts';
 import type { HealthService } from './service.ts';
 
 export interface DeviceHealthRoutesDeps {

@@ -9,8 +9,8 @@ import { healthGate } from '../ota/rollout.ts';
 import type { Static } from '@sinclair/typebox';
 import type { DeviceHealthTimeline, FleetHealth, ReleaseHealth } from '../schema/health.ts';
 import type { CloudStore, HealthIngest, HealthReport, ReleaseTrack } from '../store/types.ts';
-import { dayOf } from './definitions.ts';
-import { deviceHealthView, healthDayView, releaseHealthView, unexpectedOf } from './views.ts';
+import { dayOf, unexpectedOf } from '../health-definitions.ts';
+import { deviceHealthView, healthDayView, releaseHealthView } from './views.ts';
 
 const DAY_MS = 86_400_000;
 

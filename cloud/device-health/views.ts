@@ -5,13 +5,12 @@ import type { Static } from '@sinclair/typebox';
 import type { DeviceHealth } from '../schema/api.ts';
 import type { HealthDayView, ReleaseHealthFigures as ReleaseHealthFiguresShape } from '../schema/health.ts';
 import type { DeviceHealthState, HealthDay, RebootCounts, ReleaseHealthFigures } from '../store/types.ts';
-import { perThousandHours } from './definitions.ts';
+import { perThousandHours, unexpectedOf } from '../health-definitions.ts';
 
 export type DeviceHealthView = Static<typeof DeviceHealth>;
 export type ReleaseHealthView = Static<typeof ReleaseHealthFiguresShape>;
 
 const hours = (seconds: number) => Math.round((seconds / 3600) * 1000) / 1000;
-export const unexpectedOf = (reboots: RebootCounts) => Object.values(reboots).reduce((a, n) => a + n, 0);
 
 export function deviceHealthView(h: DeviceHealthState | null): DeviceHealthView | null {
   if (!h) return null;

@@ -5,27 +5,19 @@
 // both values. The `fleet` command runs the same checks on an image it does not upload (--url).
 // Last, its Secure Boot v2 signature (docs/secure-boot.md, The cloud): refused unless signed by a key the
 // track trusts when the track's signing setting requires it; otherwise the key that signed is only named.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { verifyAppImageBytes } from '../../firmware/image/app-image.ts';
 import type { AppDescriptor } from '../../firmware/image/app-desc.ts';
 import { chipById, type ChipSpec } from '../../firmware/image/chips.ts';
-import { parsePartitionCsv } from '../../firmware/image/partition-csv.ts';
+import { productOtaSlotBytes } from '../../firmware/image/product-partitions.ts';
 import { readSignatureSector, SIG_SECTOR_BYTES, signatureSectorOffset, verifySignedImage, type VerifyFailure } from '../../firmware/image/secure-boot.ts';
 import { ApiError, type ErrorCode } from '../errors.ts';
 import type { ImageSigner } from '../store/types.ts';
-
-const PARTITIONS_CSV = fileURLToPath(new URL('../../firmware/partitions.csv', import.meta.url));
 
 /**
  * The largest image a release may carry: the OTA slot (ota_0) of firmware/partitions.csv, the one
  * partition table of real and virtual boards (3 MB, DESIGN.md section 7).
  */
-export const MAX_IMAGE_BYTES: number = (() => {
-  const slot = parsePartitionCsv(readFileSync(PARTITIONS_CSV, 'utf8'), PARTITIONS_CSV).find((p) => p.name === 'ota_0');
-  if (!slot) throw new Error(`${PARTITIONS_CSV} has no ota_0 partition`);
-  return slot.size;
-})();
+export const MAX_IMAGE_BYTES: number = productOtaSlotBytes();
 
 export interface ReleaseExpectation {
   version: string;

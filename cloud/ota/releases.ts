@@ -14,8 +14,7 @@ import type { CloudStore, FirmwareRelease, ImageMetadata, OutcomeCounts, Outcome
 import type { SettledRelease } from './inventory.ts';
 import { toManifest } from './manifest.ts';
 import { checkReleaseImage } from './release-checks.ts';
-import { HEALTH_MIN_DEVICE_HOURS_DEFAULT } from '../device-health/definitions.ts';
-import { unexpectedOf } from '../device-health/views.ts';
+import { HEALTH_MIN_DEVICE_HOURS_DEFAULT, unexpectedOf } from '../health-definitions.ts';
 import { effectivePercent, healthGate, nextStep, overErrorThreshold, type HealthSample } from './rollout.ts';
 import type { OtaService } from './service.ts';
 

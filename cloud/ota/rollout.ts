@@ -3,7 +3,7 @@
 // raised by the schedule, or when it is in one of the rollout's groups. A paused rollout reaches nobody
 // new; one at 100 % reaches every device, even one that does not say who it is.
 import { createHash } from 'node:crypto';
-import { perThousandHours } from '../device-health/definitions.ts';
+import { perThousandHours } from '../health-definitions.ts';
 import type { ReleaseTrack, Rollout } from '../store/types.ts';
 
 /** Buckets per percent point: a device's place in a rollout is one of 10,000. */

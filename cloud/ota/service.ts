@@ -8,7 +8,7 @@
 // A device that says who it is (X-Device-UUID) is answered according to the staged rollouts of its
 // track (docs/staged-rollouts.md), and its check is handed to `onCheck` for the inventory
 // (docs/device-inventory.md); a track without a rollout is answered as before, whoever asks.
-import { NO_PEERS, type Peers } from '../cluster/peers.ts';
+import { NO_PEERS, type Peers } from '../peers/peers.ts';
 import { ApiError } from '../errors.ts';
 import type { FunctionLogger } from '../logging.ts';
 import type { CloudStore, FirmwareRelease, ReleaseTrack, Rollout } from '../store/types.ts';

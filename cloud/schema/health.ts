@@ -14,7 +14,7 @@ import {
   UPDATE_DETAIL_MAX_CHARS,
   UPDATE_FAILURE_REASONS,
   UPDATE_STEPS,
-} from '../device-health/definitions.ts';
+} from '../health-definitions.ts';
 import { DateTime, DeviceHealth, Digits, IsoUtcTimestamp, Nullable, TrackFields, Version } from './api.ts';
 import { ERROR_CODE, EXPECTED } from './validator.ts';
 

@@ -3,8 +3,8 @@
 // guard reads its paths (cloud/transport.ts), and the tests check every answer against it
 // (./response-check.ts).
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
-import { MAX_BACKUP_BYTES } from '../backup/ffce.ts';
-import { MAX_IMAGE_BYTES } from '../ota/release-checks.ts';
+import { productOtaSlotBytes } from '../../firmware/image/product-partitions.ts';
+import { MAX_BACKUP_BYTES } from '../limits.ts';
 import {
   AuditList,
   AuditQuery,
@@ -50,7 +50,7 @@ import {
   VersionList,
 } from './api.ts';
 import { DeviceHealthQuery, DeviceHealthTimeline, FleetHealth, FleetHealthQuery, HealthReport, HealthStored, ReleaseHealth } from './health.ts';
-import { HEALTH_REPORT_MAX_BYTES, HEARTBEAT_MAX_BYTES } from '../device-health/definitions.ts';
+import { HEALTH_REPORT_MAX_BYTES, HEARTBEAT_MAX_BYTES } from '../health-definitions.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -425,7 +425,7 @@ export const ROUTES: RouteSpec[] = [
     bearer: true,
     params: NewReleaseParams,
     query: ImageReleaseQuery,
-    body: { required: true, binaryMaxBytes: MAX_IMAGE_BYTES },
+    body: { required: true, binaryMaxBytes: productOtaSlotBytes() },
     responses: {
       '201': json('Released; the manifest url points at this cloud; signed_by names the key that signed the image (null: not signed)', HostedRelease),
       ...superUserErrors,

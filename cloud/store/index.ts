@@ -1,5 +1,5 @@
 // One async factory picks the store from DATABASE_URL and imports it lazily.
-import { workerShare } from '../cluster/share.ts';
+import { workerShare } from '../worker-share.ts';
 import { databaseKind, sqliteOptionsFromUrl } from './database-url.ts';
 import { POOL_SIZE } from './postgres-pool.ts';
 import type { CloudStore } from './types.ts';

@@ -15,3 +15,10 @@ export function productPartitions(): PartitionEntry[] {
   partitions ??= parsePartitionCsv(readFileSync(PARTITIONS_CSV, 'utf8'), PARTITIONS_CSV);
   return partitions.map((p) => ({ ...p }));
 }
+
+/** The largest app image the product takes: its first OTA slot (ota_0), 3 MB (DESIGN.md section 7). */
+export function productOtaSlotBytes(): number {
+  const slot = productPartitions().find((p) => p.name === 'ota_0');
+  if (!slot) throw new Error(`${PARTITIONS_CSV} has no ota_0 partition`);
+  return slot.size;
+}

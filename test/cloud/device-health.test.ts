@@ -3,7 +3,7 @@
 // a device keeps its newest 200 reports, and the admin API shows its timeline and its inventory health.
 import type { KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEALTH_REPORTS_KEPT } from '../../cloud/device-health/definitions.ts';
+import { HEALTH_REPORTS_KEPT } from '../../cloud/health-definitions.ts';
 import { signDeviceRequest } from '../../tools/device-signer.ts';
 import { startTestCloud, type TestCloud } from '../helpers/cloud.ts';
 import { bootReport, heartbeatReport, postReport, updateReport } from '../helpers/health.ts';

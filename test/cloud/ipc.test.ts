@@ -1,10 +1,10 @@
-// sendOrDrop (cloud/cluster/ipc.ts): a message to a process that died before its channel was seen to
+// sendOrDrop (cloud/peers/ipc.ts): a message to a process that died before its channel was seen to
 // close. A plain send then emits 'error' (EPIPE), which ended the supervisor of `fleet serve` when a
 // worker that could not start exited as it was told to stop; sendOrDrop reports false instead.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { sendOrDrop } from '../../cloud/cluster/ipc.ts';
+import { sendOrDrop } from '../../cloud/peers/ipc.ts';
 
 /** A child with an IPC channel running `code`. */
 function child(code: string): ChildProcess {

@@ -4,7 +4,7 @@
 // reboot is counted against, crash-free devices, update outcomes); daily aggregates outlive the reports
 // and are kept 400 days.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HEALTH_DAYS_KEPT, HEALTH_REPORTS_KEPT } from '../../cloud/device-health/definitions.ts';
+import { HEALTH_DAYS_KEPT, HEALTH_REPORTS_KEPT } from '../../cloud/health-definitions.ts';
 import type { CloudStore, HealthReport, ReleaseTrack } from '../../cloud/store/types.ts';
 import { bootReport, heartbeatReport, updateReport } from '../helpers/health.ts';
 import { BOTH_STORES, openedStore } from '../helpers/stores.ts';

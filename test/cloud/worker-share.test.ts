@@ -1,7 +1,7 @@
 // What each worker of a serve may hold (docs/cloud-workers.md): the service's bounds divided among
 // its workers, so N workers hold what one process held.
 import { describe, expect, it } from 'vitest';
-import { workerLimits, workerShare } from '../../cloud/cluster/share.ts';
+import { workerLimits, workerShare } from '../../cloud/worker-share.ts';
 import { HTTP_LIMITS } from '../../cloud/limits.ts';
 
 describe('workerShare', () => {

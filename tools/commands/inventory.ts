@@ -3,7 +3,7 @@
 // for people, or the API's JSON with --json for scripts.
 import type { Static } from '@sinclair/typebox';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { LOW_HEAP_DEFAULT_BYTES } from '../../cloud/device-health/definitions.ts';
+import { LOW_HEAP_DEFAULT_BYTES } from '../../cloud/health-definitions.ts';
 import type { AuditList, Device, DeviceVersions, Rollout, RolloutDeviceList } from '../../cloud/schema/api.ts';
 import { scheduleText } from '../../cloud/ota/schedule-text.ts';
 import { path } from '../client.ts';

@@ -12,7 +12,7 @@ import {
   type BootReason,
   type CrashKind,
   type UnexpectedReason,
-} from '../../device-health/definitions.ts';
+} from '../../health-definitions.ts';
 import type { ReleaseTrack } from '../releases/types.ts';
 import type { DeviceHealthState, FleetHealthTotals, HealthDay, HealthIngest, HealthReport, ReleaseHealthFigures, StoredHealthReport } from './types.ts';
 

@@ -3,13 +3,13 @@
 // outlive them (HEALTH_DAYS_KEPT); each device's latest state (the inventory's health columns); and the
 // latest update outcome of each device per version. Tables: health_reports, health_devices,
 // health_daily, health_outcomes. Every row goes with its device when it is removed.
-import type { BootReason, CrashKind, UnexpectedReason } from '../../device-health/definitions.ts';
-import type { HealthReport } from '../../device-health/reports.ts';
+import type { BootReason, CrashKind, UnexpectedReason } from '../../health-definitions.ts';
+import type { HealthReport } from '../../health-reports.ts';
 import type { ReleaseTrack } from '../releases/types.ts';
 
-// The reports' own types are the wire format's (cloud/device-health/reports.ts), re-exported here for the
+// The reports' own types are the wire format's (cloud/health-reports.ts), re-exported here for the
 // store's callers.
-export type { BootReport, HealthReport, HeartbeatReport, UpdateReport } from '../../device-health/reports.ts';
+export type { BootReport, HealthReport, HeartbeatReport, UpdateReport } from '../../health-reports.ts';
 
 export interface StoredHealthReport {
   /** When the cloud stored it. */

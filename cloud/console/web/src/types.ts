@@ -14,7 +14,7 @@ import type {
   TrackSigning as TrackSigningShape,
 } from '../../../schema/api.ts';
 import type { DeviceHealthTimeline, FleetHealth as FleetHealthShape, ReleaseHealth as ReleaseHealthShape, ReleaseHealthFigures } from '../../../schema/health.ts';
-import type { HealthReport, HeartbeatReport } from '../../../device-health/reports.ts';
+import type { HealthReport, HeartbeatReport } from '../../../health-reports.ts';
 
 export type Session = Static<typeof ConsoleSession>;
 export type Track = Static<typeof TrackList>['tracks'][number];
@@ -27,7 +27,7 @@ export type OutcomeDevices = Static<typeof RolloutDeviceList>;
 export type TrackSigning = Static<typeof TrackSigningShape>;
 export type DeviceVersions = Static<typeof DeviceVersionsShape>;
 /**
- * A device's timeline. Its reports are typed by the cloud's report interfaces (cloud/device-health/reports.ts),
+ * A device's timeline. Its reports are typed by the cloud's report interfaces (cloud/health-reports.ts),
  * as the CLI's are: the TypeBox shapes of the reports are built by a helper that takes its fields as a
  * record, so their Static type keeps only the common fields.
  */

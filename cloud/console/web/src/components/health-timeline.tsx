@@ -2,7 +2,7 @@
 // last crash, heap, RSSI, reports dropped), its reports newest first (boots with their reasons, crashes
 // with their summary, update steps, and heartbeats when asked for), and its daily aggregates. A crash's
 // message and module come from the device: they are text nodes, never markup.
-import { isUnexpected } from '../../../../device-health/definitions.ts';
+import { isUnexpected } from '../../../../health-definitions.ts';
 import { breakdown, bytes, count, crashText, dbm, heartbeatText, hours, reportTime } from '../health-text.ts';
 import type { DeviceHealthState, HealthDay, TimelineEntry } from '../types.ts';
 import { Table, when } from '../ui.tsx';

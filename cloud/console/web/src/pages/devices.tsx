@@ -5,7 +5,7 @@
 // (components/device-versions.tsx), it starts filtered by that track and version.
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { CRASHED_DAYS_DEFAULT, LOW_HEAP_DEFAULT_BYTES } from '../../../../device-health/definitions.ts';
+import { CRASHED_DAYS_DEFAULT, LOW_HEAP_DEFAULT_BYTES } from '../../../../health-definitions.ts';
 import { api } from '../api.ts';
 import { DeviceDetails } from '../components/device-details.tsx';
 import { bytes, crashText, dbm } from '../health-text.ts';

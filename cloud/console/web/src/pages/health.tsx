@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { Field } from '../../../../../web-common/browser/fields.tsx';
 import { useLoad } from '../../../../../web-common/browser/hooks.ts';
-import { CRASHED_DAYS_DEFAULT, LOW_HEAP_DEFAULT_BYTES } from '../../../../device-health/definitions.ts';
+import { CRASHED_DAYS_DEFAULT, LOW_HEAP_DEFAULT_BYTES } from '../../../../health-definitions.ts';
 import { api } from '../api.ts';
 import { breakdown, bytes, count, crashText, hours, nonZero, outcomesText, rate, share, summed } from '../health-text.ts';
 import { deviceHref, releaseHref } from '../routes.ts';

@@ -2,7 +2,7 @@
 // them as sent, the admin API answers them in a device's timeline, the CLI and the console print them.
 // Types only, with no import beyond the definitions, so the console's page (DOM types, no Node) can
 // read them. Their schemas, which the ingest route checks, are cloud/schema/health.ts.
-import type { BootReason, CrashKind, UpdateStep } from './definitions.ts';
+import type { BootReason, CrashKind, UpdateStep } from './health-definitions.ts';
 
 interface ReportCommon {
   /** The board's report counter: stored once per (uuid, seq). */

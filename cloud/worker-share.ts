@@ -2,7 +2,7 @@
 // whole service's memory, its queues and its log output in check are the service's: each worker gets
 // its share, so a serve of N workers holds what one process held before, whatever N. The admission
 // gates are divided rather than shared: sharing them would cost an IPC round trip per request.
-import type { HttpLimits } from '../limits.ts';
+import type { HttpLimits } from './limits.ts';
 
 /** A worker's share of a bound of the whole service (at least `min`; 0 stays 0, a switch-off). */
 export function workerShare(total: number, workers: number, min = 1): number {

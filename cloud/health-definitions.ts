@@ -3,9 +3,9 @@
 // 1,000 device-hours). Plain values and functions only: the error catalog (cloud/errors.ts) reads the
 // limits, and the catalog is also compiled for the console in the browser.
 
-import { MAX_CRASH_MESSAGE_BYTES, MAX_DETAIL_BYTES, MAX_HEARTBEAT_BYTES, MAX_REPORT_BYTES, MAX_WHERE_BYTES } from '../../firmware/src/core/health/limits.ts';
-import { UPDATE_FAILURES, UPDATE_OUTCOMES, type UpdateFailure, type UpdateOutcome } from '../../firmware/src/core/health/outcomes.ts';
-import { CRASH_KINDS as FIRMWARE_CRASH_KINDS, CRASH_REASONS as FIRMWARE_CRASH_REASONS, RESET_REASONS, type CrashKind as FirmwareCrashKind, type ResetReason } from '../../firmware/src/core/health/reasons.ts';
+import { MAX_CRASH_MESSAGE_BYTES, MAX_DETAIL_BYTES, MAX_HEARTBEAT_BYTES, MAX_REPORT_BYTES, MAX_WHERE_BYTES } from '../firmware/src/core/health/limits.ts';
+import { UPDATE_FAILURES, UPDATE_OUTCOMES, type UpdateFailure, type UpdateOutcome } from '../firmware/src/core/health/outcomes.ts';
+import { CRASH_KINDS as FIRMWARE_CRASH_KINDS, CRASH_REASONS as FIRMWARE_CRASH_REASONS, RESET_REASONS, type CrashKind as FirmwareCrashKind, type ResetReason } from '../firmware/src/core/health/reasons.ts';
 
 // The words and bounds of the reports are the firmware's (firmware/src/core/health/): one source for
 // what a board sends and what the cloud takes.
@@ -74,3 +74,6 @@ export function perThousandHours(unexpected: number, deviceSeconds: number): num
 export function dayOf(iso: string): string {
   return iso.slice(0, 10);
 }
+
+/** Unexpected reboots in all, from their counts by reason. */
+export const unexpectedOf = (reboots: Readonly<Record<UnexpectedReason, number>>): number => Object.values(reboots).reduce((a, n) => a + n, 0);
