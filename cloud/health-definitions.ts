@@ -5,7 +5,7 @@
 
 import { MAX_CRASH_MESSAGE_BYTES, MAX_DETAIL_BYTES, MAX_HEARTBEAT_BYTES, MAX_REPORT_BYTES, MAX_WHERE_BYTES } from '../firmware/src/core/health/limits.ts';
 import { UPDATE_FAILURES, UPDATE_OUTCOMES, type UpdateFailure, type UpdateOutcome } from '../firmware/src/core/health/outcomes.ts';
-import { CRASH_KINDS as FIRMWARE_CRASH_KINDS, CRASH_REASONS as FIRMWARE_CRASH_REASONS, RESET_REASONS, type CrashKind as FirmwareCrashKind, type ResetReason } from '../firmware/src/core/health/reasons.ts';
+import { CRASH_KINDS as FIRMWARE_CRASH_KINDS, CRASH_REASONS as FIRMWARE_CRASH_REASONS, RESET_REASONS, type CrashKind as FirmwareCrashKind, type ResetReason } from '../firmware/src/hal/reasons.ts';
 
 // The words and bounds of the reports are the firmware's (firmware/src/core/health/): one source for
 // what a board sends and what the cloud takes.

@@ -49,15 +49,7 @@ export interface BenchBoard {
   moveTo?(position: { x: number; y: number }): void;
 }
 
-export class TimeoutError extends Error {
-  override name = 'TimeoutError';
-  constructor(
-    readonly awaited: string,
-    readonly timeoutMs: number,
-  ) {
-    super(`timed out after ${timeoutMs} ms waiting for ${awaited}`);
-  }
-}
+export { TimeoutError } from './transport/transport.ts';
 
 /** Parses the OLED and LOG lines of a console transcript. */
 export function displayFrom(lines: string[]): string[] {

@@ -3,7 +3,7 @@
 // restart leave what the next boot reports. Lost at power-on, as the chip's RTC domain is: a board
 // started anew (SdkBoard.start, a power cut) begins with `power_on`.
 import { MAX_CRASH_MESSAGE_BYTES, MAX_WHERE_BYTES } from '../src/core/health/limits.ts';
-import { crashKindNamed, type CrashKind, type ResetReason } from '../src/core/health/reasons.ts';
+import { crashKindNamed, type CrashKind, type ResetReason } from '../src/hal/reasons.ts';
 import type { LastRun } from '../src/hal/system.ts';
 
 export class RtcMemory {

@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import type { ESPLoader } from 'esptool-js';
 import { chipByName, CHIPS, type ChipName } from '../../firmware/image/chips.ts';
 import type { PartitionEntry } from '../../firmware/image/partition-table.ts';
-import { TimeoutError } from '../board.ts';
+import { TimeoutError } from '../transport/transport.ts';
 import { SerialConsole } from '../serial-console.ts';
 import { runResetSequence, SEQUENCES, type ResetMethod } from '../transport/reset-sequence.ts';
 import { NoModemLinesError, PortUnavailableError, type SerialTransport } from '../transport/transport.ts';

@@ -6,7 +6,7 @@
 // (0xFF) in data is doubled both ways (harness/transport/rfc2217-telnet.ts, shared with the server).
 import { connect, type Socket } from 'node:net';
 import { COM, comPortCommand, CONTROL, DO, DONT, escapeData, negotiate, OPT, PURGE, SERVER_REPLY_OFFSET, TelnetParser, u32be, WILL, WONT } from '../../harness/transport/rfc2217-telnet.ts';
-import { TimeoutError } from '../board.ts';
+import { TimeoutError } from './transport.ts';
 import { DisconnectedError, PORT_IN_USE, PortUnavailableError, portProblem, type SerialTransport } from './transport.ts';
 
 /** RFC 2217 SET-PARITY 1 = NONE, SET-STOPSIZE 1 = one stop bit, SET-CONTROL 1 = no flow control. */

@@ -61,3 +61,14 @@ export class DisconnectedError extends Error {
   override name = 'DisconnectedError';
   readonly disconnected = true;
 }
+
+/** Something awaited (an answer, a line, a port) did not come within its time. */
+export class TimeoutError extends Error {
+  override name = 'TimeoutError';
+  constructor(
+    readonly awaited: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`timed out after ${timeoutMs} ms waiting for ${awaited}`);
+  }
+}

@@ -44,8 +44,8 @@ export interface AppSlotInfo {
   secureVersion: number;
 }
 
-/** Why the firmware's last run ended (docs/device-health.md, "boot"), and what a crash was: the names are the core's (core/health/reasons.ts). */
-import type { CrashKind, ResetReason } from '../core/health/reasons.ts';
+/** Why the firmware's last run ended (docs/device-health.md, "boot"), and what a crash was, named in hal/reasons.ts. */
+import type { CrashKind, ResetReason } from './reasons.ts';
 export type { CrashKind, ResetReason };
 
 /** What the chip kept of a crash across the reset (RTC no-init memory on an ESP32-S3). */

@@ -7,7 +7,7 @@
 // (core/ota/client.ts confirmRunningApp, called by main.ts once the firmware is up).
 import OTA from 'ota';
 import Preference from 'preference';
-import { crashKindNamed, resetReasonNamed } from '../../../core/health/reasons.ts';
+import { crashKindNamed, resetReasonNamed } from '../../../hal/reasons.ts';
 import { isUuid } from '../../../core/ids.ts';
 import type { AppSlotInfo, DeviceIdentity, HeapReport, LastRun, OtaWriter, System } from '../../../hal/system.ts';
 import type { BoardConfig } from './board-config.ts';
