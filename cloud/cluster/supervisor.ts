@@ -11,6 +11,7 @@ import type { CloudConfig } from '../config.ts';
 import { openStore } from '../store/index.ts';
 import { sendOrDrop } from '../peers/ipc.ts';
 import { isWorkerMessage, WORKER_SLOT_ENV, type SupervisorMessage, type WorkerMessage, type WorkerStats } from '../peers/messages.ts';
+import { withWorkerHeap } from './heap.ts';
 import { stoppedLine } from './stats.ts';
 
 export interface SupervisorOptions {
@@ -52,9 +53,12 @@ interface Relay {
   waiting: Set<Worker>;
 }
 
-/** node flags for a worker: this process's, and tsx's loader (when run from the TypeScript sources) unless present. */
+/**
+ * node flags for a worker: this process's, the worker's heap (heap.ts), and tsx's loader (when run
+ * from the TypeScript sources) unless present.
+ */
 function workerExecArgv(): string[] {
-  const args = [...process.execArgv];
+  const args = withWorkerHeap(process.execArgv);
   if (COMPILED_WORKER) return args;
   const tsx = import.meta.resolve('tsx');
   if (!args.some((a) => a.includes('tsx'))) args.push('--import', tsx);

@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { mintToken } from '../../cloud/auth/jwt.ts';
+import { withWorkerHeap } from '../../cloud/cluster/heap.ts';
 import { sqliteOptionsFromUrl } from '../../cloud/store/database-url.ts';
 import { signDeviceRequest, type DeviceSignatureHeaders } from '../device-signer.ts';
 import { FleetSimulator, formatResult, type SimResult } from '../simulate/engine.ts';
@@ -207,8 +208,11 @@ function track(child: ChildProcess): ChildProcess {
 }
 
 function startCloud(env: Record<string, string>, nodeArgs: string[] = [], workers = WORKERS): Promise<Child> {
+  // One worker serves in the `fleet serve` process itself: it gets the heap a worker gets from the
+  // supervisor (cloud/cluster/heap.ts) as docs/fleet-scale.md tells an operator to give it.
+  const heap = workers === 1 ? withWorkerHeap(nodeArgs) : nodeArgs;
   const child = track(
-    spawn(process.execPath, [...PERF_ARGS, ...nodeArgs, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
+    spawn(process.execPath, [...PERF_ARGS, ...heap, join(ROOT, 'bin/fleet.js'), 'serve', '--port', '0'], {
       env: { ...process.env, JWT_SECRET, LOG_FORMAT: 'json', WORKERS: String(workers), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
