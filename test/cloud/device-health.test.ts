@@ -63,7 +63,7 @@ describe('every refusal stores nothing', () => {
       [{ ...bootReport(1), reason: 'panic', crash: { kind: 'meltdown', message: 'x' } }, 'crash.kind'],
       [{ ...heartbeatReport(1), rssi: 12 }, 'rssi'],
       [updateReport(1, { outcome: 'failed' }), 'reason'],
-      [updateReport(1, { outcome: 'failed', reason: 'gremlins' }), 'reason'],
+      [{ ...updateReport(1, { outcome: 'failed' }), reason: 'gremlins' }, 'reason'],
       [updateReport(1, { outcome: 'succeeded', detail: 'fine' }), 'detail'],
     ] as const;
     for (const [body, field] of refused) {
