@@ -5,7 +5,9 @@
 // the end. The same seed gives the same requests. The SoftAP (and its listener) is up only in
 // provisioning mode, which the fuzz itself may turn off (DELETE /api/provisioning): a SoftAP request
 // finds it up again, and one the board could not take because another request took the SoftAP down
-// meanwhile is counted as softap_down, not as a failure.
+// meanwhile is counted as softap_down, not as a failure. A board busy with as many connections as it
+// takes refuses with 503 and Retry-After, or closes a new connection at once: the fuzz's own reads
+// honour Retry-After, and a request closed unanswered is sent once more (closed_then_answered).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,6 +176,9 @@ function plan(rng: Rng, token: string): Planned {
 
 /** Why an answer breaks the contract: the shared error shape, and no 5xx but the documented ones. */
 function answerProblem(res: RawResponse, method: string): string | undefined {
+  // A HEAD answer has no body to name its code: a 503 with Retry-After is the board's busy refusal
+  // (board_busy, docs/board-http-limits.md), the one 503 that says when to come back.
+  if (method === 'HEAD' && res.status === 503 && res.headers['retry-after'] !== undefined) return undefined;
   if (res.status >= 500) {
     const code = (() => {
       try {
@@ -189,6 +194,29 @@ function answerProblem(res: RawResponse, method: string): string | undefined {
   // What XS and the SDK's natives say of a fault (an exception's name, xsUnknownError's words, an abort).
   if (/stack overflow|memory full|XS abort|file not found|TypeError|RangeError|ReferenceError|SyntaxError|HostError|\(host\)/.test(res.body.toString('utf8'))) return `internal text reached the client: ${res.body.toString('utf8').slice(0, 120)}`;
   return undefined;
+}
+
+/** How many times a request the board refused as busy is sent again, a Retry-After (at most a second) apart. */
+const BUSY_RETRIES = 20;
+
+/**
+ * fetch, sent again while the board says it is busy (503 with Retry-After) or closed the connection
+ * at once (it holds as many connections as lwIP has PCBs: docs/board-http-limits.md), as a client that
+ * honours Retry-After does. A board starved of CPU sees its clients' closes late, and refuses meanwhile.
+ */
+async function fetchWhenFree(url: string, init: RequestInit = {}): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    let res: Response | undefined;
+    try {
+      res = await fetch(url, init);
+    } catch (err) {
+      if (attempt >= BUSY_RETRIES) throw err;
+    }
+    if (res && !(res.status === 503 && res.headers.has('retry-after'))) return res;
+    if (res && attempt >= BUSY_RETRIES) return res;
+    await res?.arrayBuffer();
+    await new Promise((r) => setTimeout(r, Math.min(1000, Number(res?.headers.get('retry-after') ?? 1) * 1000)));
+  }
 }
 
 /** Stores the canary (a backup and records) the fuzz must not change. */
@@ -211,11 +239,11 @@ export async function seedCanary(t: DeviceFuzzTarget): Promise<void> {
 export async function readCanary(t: DeviceFuzzTarget): Promise<string> {
   const h = { 'visual-token': t.visualToken };
   const parts: string[] = [];
-  const backup = await fetch(`${t.urls.ethernet}/backup`, { headers: h });
+  const backup = await fetchWhenFree(`${t.urls.ethernet}/backup`, { headers: h });
   parts.push(`backup ${backup.status} ${backup.headers.get('etag')} ${await backup.text()}`);
   for (const kind of ['controllers', 'clients'] as const) {
     for (const uuid of CANARY_UUIDS[kind]) {
-      const r = await fetch(`${t.urls.ethernet}/api/${kind}/${uuid}`, { headers: h });
+      const r = await fetchWhenFree(`${t.urls.ethernet}/api/${kind}/${uuid}`, { headers: h });
       parts.push(`${kind}/${uuid} ${r.status} ${await r.text()}`);
     }
   }
@@ -249,11 +277,23 @@ export async function runDeviceFuzz(t: DeviceFuzzTarget, o: { requests: number; 
         // an impatient client would. Node drops the answer to a whole request followed by FIN (it
         // keeps no half-open connections), so some raw requests end with no answer, by design.
         const raw = p.raw ?? httpRequest(p.method, p.path, Object.entries(p.headers), p.body);
-        const result = await rawExchange({ host: hostname, port: Number(port) }, p.raw ? [{ write: raw, ...(p.end ? { end: true } : {}) }] : raw, {
-          methods: [p.raw ? 'GET' : p.method],
-          expectResponses: 1,
-          timeoutMs: p.raw && !p.end ? 1000 : 20_000,
-        });
+        const exchange = () =>
+          rawExchange({ host: hostname, port: Number(port) }, p.raw ? [{ write: raw, ...(p.end ? { end: true } : {}) }] : raw, {
+            methods: [p.raw ? 'GET' : p.method],
+            expectResponses: 1,
+            timeoutMs: p.raw && !p.end ? 1000 : 20_000,
+          });
+        let result = await exchange();
+        if (!result.responses[0] && !p.raw && !softApDown()) {
+          // Closed with no answer: a board that holds as many connections as it has PCBs closes a new
+          // one at once (docs/board-http-limits.md), and one starved of CPU sees closes late. A client
+          // sends it again once the board has come round; no answer then is a failure.
+          await t.softAp?.settle();
+          if (!softApDown()) {
+            result = await exchange();
+            if (result.responses[0]) count('closed_then_answered');
+          }
+        }
         const res = result.responses[0];
         if (!res && p.iface === 'softap') await t.softAp?.settle();
         if (!res && softApDown()) {
@@ -276,7 +316,7 @@ export async function runDeviceFuzz(t: DeviceFuzzTarget, o: { requests: number; 
   await Promise.all(Array.from({ length: o.concurrency ?? 4 }, worker));
   if (t.softAp && !t.softAp.up()) await t.softAp.raise();
   for (const iface of ['ethernet', 'softap'] as const) {
-    const r = await fetch(`${t.urls[iface]}/backup`, { headers: { 'visual-token': t.visualToken } }).catch(() => null);
+    const r = await fetchWhenFree(`${t.urls[iface]}/backup`, { headers: { 'visual-token': t.visualToken } }).catch(() => null);
     if (r?.status !== 200) failures.push(`after the fuzz, ${iface} does not answer GET /backup with 200 (${r?.status ?? 'no answer'})`);
   }
   const after = await readCanary(t);
@@ -310,7 +350,7 @@ export async function startFuzzBoard(): Promise<{ board: SdkBoard; target: Devic
   const login = await fetch(`${board.urls.ethernet}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password }) });
   const token = ((await login.json()) as { token: string }).token;
   const raise = async () => {
-    const r = await fetch(`${board.urls.ethernet}/api/provisioning`, { method: 'PUT', headers: { 'visual-token': token } });
+    const r = await fetchWhenFree(`${board.urls.ethernet}/api/provisioning`, { method: 'PUT', headers: { 'visual-token': token } });
     if (r.status !== 200) {
       const resets = board.reboots.length > 0 ? `; the board reset: ${board.reboots.join(', ')}` : '';
       throw new Error(`provisioning mode (the SoftAP): ${r.status} ${await r.text()}${resets}`);
