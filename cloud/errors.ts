@@ -1,7 +1,7 @@
 // The cloud's one error catalog: every error a client can see has a stable code, an HTTP status and a
 // message. Routes throw `ApiError(code)`; one middleware (and the OTA fast path) turn it into
 // `{"error": code, "message": text, "details"?: {...}}` (DESIGN.md section 4). Never a stack trace.
-import { MAX_REPORT_BYTES as HEALTH_REPORT_MAX_BYTES } from '../firmware/src/core/health/limits.ts';
+import { HEALTH_REPORT_MAX_BYTES } from './health-definitions.ts';
 import { MAX_BACKUP_BYTES } from './limits.ts';
 
 export const ERROR_CATALOG = {

@@ -1,13 +1,10 @@
-// The product's firmware as a virtual board flashes it: the one partition table
-// (firmware/partitions.csv) and ESP-IDF app images that carry the firmware built by the Moddable SDK
+// The product's firmware as a virtual board flashes it: ESP-IDF app images (laid into the product's
+// partition table, firmware/image/product-partitions.ts) that carry the firmware built by the Moddable SDK
 // for the host (firmware/sdk-host/build.ts), one build per board configuration, as a fleet has a
 // build per product (a controller, a client, a debug build, a rig's build settings). Images are built
 // once per process for each configuration and version.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { chipByName, type ChipName, type ChipSpec } from '../image/chips.ts';
-import { parsePartitionCsv } from '../image/partition-csv.ts';
-import type { PartitionEntry } from '../image/partition-table.ts';
 import { buildVirtualAppImage, DEFAULT_PROJECT_NAME } from '../image/virtual-payload.ts';
 import { hostFirmware, variantConfig, type HostVariant } from './build.ts';
 import type { DeviceIdentity } from '../src/hal/system.ts';
